@@ -1,0 +1,216 @@
+package io.github.attn4j;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Which keys each query may attend to, and what is added to the scaled scores.
+ *
+ * <p>A mask is an immutable list of {@linkplain Part parts}; {@link #and(AttentionMask)} joins
+ * lists, and every part applies. For scores {@code s = scale * q.k} of shape
+ * {@code (B, H, Lq, Lk)} the masked score of query {@code i} and key {@code j} is:
+ * <ul>
+ *   <li>{@code -Infinity} if any part forbids the pair: {@link #causal()} when
+ *       {@code j > i + (Lk - Lq)}; {@link #causalTopLeft()} when {@code j > i};
+ *       {@link #keyPadding} / {@link #padding} when key {@code j} of that batch row is padding;
+ *       {@link #keep} when the broadcast keep value is {@code 0};</li>
+ *   <li>otherwise {@code s} plus the sum of every {@link #additive} bias (which may itself be
+ *       {@code -Infinity}).</li>
+ * </ul>
+ * Softmax runs over the keys of each row. A row in which every score is {@code -Infinity}
+ * (every key masked) gets zero weights and a zero attention output, never NaN.
+ *
+ * <p>{@code keep} and {@code additive} tensors are rank 2 {@code (Lq or 1, Lk)} or rank 4
+ * {@code (B or 1, H or 1, Lq or 1, Lk)} and broadcast to {@code (B, H, Lq, Lk)}; the key
+ * dimension never broadcasts. Tensors are referenced, not copied: changing their data after
+ * creating the mask changes the mask. Padding flags are copied when the mask is made.
+ */
+public final class AttentionMask {
+    private static final AttentionMask NONE = new AttentionMask(List.of());
+
+    private final List<Part> parts;
+
+    private AttentionMask(List<Part> parts) {
+        this.parts = List.copyOf(parts);
+    }
+
+    /** One rule of a mask. The kernels and the scalar reference each interpret these. */
+    public sealed interface Part permits Causal, KeyPadding, Keep, Additive {
+    }
+
+    /** Query {@code i} attends key {@code j} iff {@code j <= i + shift}, where shift is {@code Lk - Lq} when end-aligned, else 0. */
+    public record Causal(boolean endAligned) implements Part {
+    }
+
+    /** Per batch row and key: {@code true} = padding, never attended. */
+    public static final class KeyPadding implements Part {
+        private final boolean[][] padded;
+
+        private KeyPadding(boolean[][] padded) {
+            this.padded = padded;
+        }
+
+        /** Number of batch rows. */
+        public int batch() {
+            return padded.length;
+        }
+
+        /** Number of keys per batch row. */
+        public int keys() {
+            return padded.length == 0 ? 0 : padded[0].length;
+        }
+
+        /** Whether key {@code j} of batch row {@code b} is padding. */
+        public boolean isPadding(int b, int j) {
+            return padded[b][j];
+        }
+    }
+
+    /** Broadcast keep tensor: nonzero = attend, {@code 0} = masked. */
+    public record Keep(Tensor keep) implements Part {
+    }
+
+    /** Broadcast bias added to the scaled scores; {@code -Infinity} masks. */
+    public record Additive(Tensor bias) implements Part {
+    }
+
+    /** No masking. */
+    public static AttentionMask none() {
+        return NONE;
+    }
+
+    /**
+     * Causal mask aligned to the end: query {@code i} attends key {@code j} iff
+     * {@code j <= i + (Lk - Lq)}, so the last query sees every key (new queries after cached
+     * keys). Equals PyTorch's {@code is_causal=True} when {@code Lq == Lk}.
+     */
+    public static AttentionMask causal() {
+        return new AttentionMask(List.of(new Causal(true)));
+    }
+
+    /**
+     * Causal mask aligned to the start (PyTorch's {@code torch.tril(ones(Lq, Lk))} convention):
+     * query {@code i} attends key {@code j} iff {@code j <= i}. Same as {@link #causal()} when
+     * {@code Lq == Lk}.
+     */
+    public static AttentionMask causalTopLeft() {
+        return new AttentionMask(List.of(new Causal(false)));
+    }
+
+    /**
+     * Key padding, {@code [B][Lk]} with {@code true} = padding key (PyTorch's
+     * {@code key_padding_mask} with booleans). The flags are copied.
+     */
+    public static AttentionMask keyPadding(boolean[][] padded) {
+        Checks.notNull(padded, "padded");
+        boolean[][] copy = new boolean[padded.length][];
+        for (int b = 0; b < padded.length; b++) {
+            Checks.notNull(padded[b], "padded[" + b + "]");
+            Checks.check(padded[b].length == padded[0].length, "padded[" + b + "]",
+                    "length " + padded[0].length + " (all rows must have Lk keys)", "length " + padded[b].length);
+            copy[b] = padded[b].clone();
+        }
+        return new AttentionMask(List.of(new KeyPadding(copy)));
+    }
+
+    /** Key padding from token ids {@code [B][Lk]}: key {@code j} of row {@code b} is padding iff its id equals {@code padId}. */
+    public static AttentionMask padding(int[][] tokenIds, int padId) {
+        Checks.notNull(tokenIds, "tokenIds");
+        boolean[][] padded = new boolean[tokenIds.length][];
+        for (int b = 0; b < tokenIds.length; b++) {
+            Checks.notNull(tokenIds[b], "tokenIds[" + b + "]");
+            Checks.check(tokenIds[b].length == tokenIds[0].length, "tokenIds[" + b + "]",
+                    "length " + tokenIds[0].length + " (rows must be padded to one length, see Embedding.pad)",
+                    "length " + tokenIds[b].length);
+            padded[b] = new boolean[tokenIds[b].length];
+            for (int j = 0; j < padded[b].length; j++) {
+                padded[b][j] = tokenIds[b][j] == padId;
+            }
+        }
+        return new AttentionMask(List.of(new KeyPadding(padded)));
+    }
+
+    /**
+     * Keep mask: nonzero = attend, {@code 0} = masked (the textbook
+     * {@code masked_fill(mask == 0, -inf)}). Rank 2 {@code (Lq or 1, Lk)} or rank 4
+     * {@code (B or 1, H or 1, Lq or 1, Lk)}.
+     */
+    public static AttentionMask keep(Tensor keep) {
+        checkBroadcastRank(keep, "keep");
+        return new AttentionMask(List.of(new Keep(keep)));
+    }
+
+    /**
+     * Additive bias on the scaled scores; {@code -Infinity} masks. The TensorFlow convention
+     * {@code logits += mask * -1e9} is {@code additive(mask * -1e9)}. Rank 2 or rank 4 as for
+     * {@link #keep(Tensor)}.
+     */
+    public static AttentionMask additive(Tensor bias) {
+        checkBroadcastRank(bias, "bias");
+        return new AttentionMask(List.of(new Additive(bias)));
+    }
+
+    /** A mask in which both this and {@code other} apply. */
+    public AttentionMask and(AttentionMask other) {
+        Checks.notNull(other, "other");
+        List<Part> all = new ArrayList<>(parts);
+        all.addAll(other.parts);
+        return new AttentionMask(all);
+    }
+
+    /** The parts of this mask, in the order they were joined. */
+    public List<Part> parts() {
+        return parts;
+    }
+
+    /** Whether this mask has no parts. */
+    public boolean isNone() {
+        return parts.isEmpty();
+    }
+
+    /**
+     * Checks that every part fits scores of shape {@code (batch, heads, queries, keys)}.
+     *
+     * @throws IllegalArgumentException naming the part and the expected vs actual shape
+     */
+    public void checkApplicable(int batch, int heads, int queries, int keys) {
+        String target = "(B=" + batch + ", H=" + heads + ", Lq=" + queries + ", Lk=" + keys + ")";
+        for (Part part : parts) {
+            switch (part) {
+                case Causal c -> {
+                }
+                case KeyPadding p -> {
+                    Checks.check(p.batch() == batch, "mask.keyPadding", batch + " rows (B) for scores " + target,
+                            p.batch() + " rows");
+                    Checks.check(batch == 0 || p.keys() == keys, "mask.keyPadding",
+                            keys + " keys per row (Lk) for scores " + target, p.keys() + " keys per row");
+                }
+                case Keep k -> checkBroadcast(k.keep(), "mask.keep", batch, heads, queries, keys, target);
+                case Additive a -> checkBroadcast(a.bias(), "mask.additive", batch, heads, queries, keys, target);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "AttentionMask" + parts;
+    }
+
+    private static void checkBroadcastRank(Tensor t, String name) {
+        Checks.notNull(t, name);
+        Checks.check(t.rank() == 2 || t.rank() == 4, name, "rank 2 (Lq or 1, Lk) or rank 4 (B or 1, H or 1, Lq or 1, Lk)",
+                "shape " + Arrays.toString(t.shape()));
+    }
+
+    private static void checkBroadcast(Tensor t, String name, int b, int h, int q, int k, String target) {
+        int[] s = t.shape();
+        boolean ok = s.length == 2
+                ? (s[0] == q || s[0] == 1) && s[1] == k
+                : (s[0] == b || s[0] == 1) && (s[1] == h || s[1] == 1) && (s[2] == q || s[2] == 1) && s[3] == k;
+        String expected = s.length == 2
+                ? "shape (" + q + " or 1, " + k + ") broadcastable to scores " + target
+                : "shape (" + b + " or 1, " + h + " or 1, " + q + " or 1, " + k + ") broadcastable to scores " + target;
+        Checks.check(ok, name, expected, Arrays.toString(s));
+    }
+}

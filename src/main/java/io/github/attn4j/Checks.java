@@ -1,0 +1,69 @@
+package io.github.attn4j;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * Argument checks shared by the public entry points. Every failure names the argument and gives
+ * the expected and the actual value, so a caller can fix the call from the message alone.
+ */
+final class Checks {
+    private Checks() {
+    }
+
+    static <T> T notNull(T value, String name) {
+        return Objects.requireNonNull(value, () -> name + " must not be null");
+    }
+
+    static void check(boolean ok, String name, String expected, Object actual) {
+        if (!ok) {
+            throw new IllegalArgumentException(name + ": expected " + expected + ", got " + describe(actual));
+        }
+    }
+
+    static int positive(int value, String name) {
+        check(value > 0, name, "a positive value", value);
+        return value;
+    }
+
+    static void rank(Tensor t, int rank, String name, String layout) {
+        notNull(t, name);
+        check(t.rank() == rank, name, "rank " + rank + " " + layout, "shape " + Arrays.toString(t.shape()));
+    }
+
+    static void dim(Tensor t, int axis, int expected, String name, String what) {
+        if (t.dim(axis) != expected) {
+            throw new IllegalArgumentException(name + ": expected " + what + " = " + expected + " at axis " + axis
+                    + ", got shape " + Arrays.toString(t.shape()));
+        }
+    }
+
+    /** Product of the dims as an int, or an exception naming {@code name} when it exceeds {@link Integer#MAX_VALUE}. */
+    static int elementCount(String name, long... dims) {
+        long n = 1;
+        for (long d : dims) {
+            check(d >= 0, name, "non-negative dimensions", Arrays.toString(dims));
+            n *= d;
+            if (n > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(name + ": element count of " + Arrays.toString(dims)
+                        + " exceeds Integer.MAX_VALUE (" + Integer.MAX_VALUE + "); attn4j tensors are indexed by int");
+            }
+        }
+        return (int) n;
+    }
+
+    static void length(float[] array, long expected, String name, String layout) {
+        notNull(array, name);
+        if (array.length != expected) {
+            throw new IllegalArgumentException(name + ": expected length " + expected + " " + layout
+                    + ", got " + array.length);
+        }
+    }
+
+    private static String describe(Object actual) {
+        if (actual instanceof int[] a) {
+            return Arrays.toString(a);
+        }
+        return String.valueOf(actual);
+    }
+}
