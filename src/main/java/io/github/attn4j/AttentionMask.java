@@ -1,5 +1,7 @@
 package io.github.attn4j;
 
+import io.github.attn4j.kernel.ScoreMask;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -190,6 +192,49 @@ public final class AttentionMask {
                 case Additive a -> checkBroadcast(a.bias(), "mask.additive", batch, heads, queries, keys, target);
             }
         }
+    }
+
+    /**
+     * This mask in the kernels' form for scores {@code (batch, heads, queries, keys)}; call
+     * {@link #checkApplicable} first. Tensors are referenced with broadcast strides, not copied.
+     */
+    ScoreMask toScoreMask(int batch, int heads, int queries, int keys) {
+        boolean causal = false;
+        int shift = Integer.MAX_VALUE;
+        List<ScoreMask.RowSource> keepRows = new ArrayList<>();
+        List<ScoreMask.RowSource> biasRows = new ArrayList<>();
+        for (Part part : parts) {
+            switch (part) {
+                case Causal c -> {
+                    causal = true;
+                    shift = Math.min(shift, c.endAligned() ? keys - queries : 0);
+                }
+                case KeyPadding p -> {
+                    float[] flags = new float[Checks.elementCount("mask.keyPadding", batch, keys)];
+                    for (int b = 0; b < batch; b++) {
+                        for (int j = 0; j < keys; j++) {
+                            flags[b * keys + j] = p.isPadding(b, j) ? 0f : 1f;
+                        }
+                    }
+                    keepRows.add(new ScoreMask.RowSource(flags, 0, keys, 0, 0));
+                }
+                case Keep k -> keepRows.add(rowSource(k.keep()));
+                case Additive a -> biasRows.add(rowSource(a.bias()));
+            }
+        }
+        return new ScoreMask(causal, causal ? shift : 0, keepRows, biasRows);
+    }
+
+    private static ScoreMask.RowSource rowSource(Tensor t) {
+        int[] s = t.shape();
+        if (s.length == 2) {
+            return new ScoreMask.RowSource(t.data(), 0, 0, 0, s[0] == 1 ? 0 : s[1]);
+        }
+        int rowStride = s[3];
+        int headStride = s[2] * rowStride;
+        int batchStride = s[1] * headStride;
+        return new ScoreMask.RowSource(t.data(), 0,
+                s[0] == 1 ? 0 : batchStride, s[1] == 1 ? 0 : headStride, s[2] == 1 ? 0 : rowStride);
     }
 
     @Override

@@ -1,0 +1,71 @@
+package io.github.attn4j;
+
+import io.github.attn4j.kernel.AttentionKernel;
+import io.github.attn4j.kernel.HeadLayout;
+
+/**
+ * {@code softmax(scale * Q Kᵀ + mask) V} over already projected heads, like PyTorch's
+ * {@code F.scaled_dot_product_attention}.
+ *
+ * <p>Shapes: {@code q (B, H, Lq, d)}, {@code k (B, KVH, Lk, d)}, {@code v (B, KVH, Lk, dv)},
+ * result {@code (B, H, Lq, dv)}. {@code KVH} must divide {@code H}; query head {@code h} reads
+ * key/value head {@code h / (H / KVH)} (grouped-query attention, PyTorch's
+ * {@code enable_gqa=True}) without copying K or V. The mask semantics are those of
+ * {@link AttentionMask}; a query whose keys are all masked gets a zero output. The
+ * {@code L x L} score matrix is never materialized.
+ */
+public final class ScaledDotProductAttention {
+    private ScaledDotProductAttention() {
+    }
+
+    /** Attention with the default scale {@code 1 / sqrt(d)}. */
+    public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
+        Checks.rank(q, 4, "q", "(B, H, Lq, d)");
+        return apply(q, k, v, mask, (float) (1.0 / Math.sqrt(q.dim(3))));
+    }
+
+    /** Attention with an explicit scale applied to {@code Q Kᵀ} before masking. */
+    public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
+        return run(q, k, v, mask, scale, false).output();
+    }
+
+    /**
+     * Attention that also returns the softmax weights {@code (B, H, Lq, Lk)}; the weights are
+     * materialized, so memory grows with {@code Lq * Lk}.
+     */
+    public static AttentionOutput applyWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
+        return run(q, k, v, mask, scale, true);
+    }
+
+    private static AttentionOutput run(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, boolean withWeights) {
+        Checks.rank(q, 4, "q", "(B, H, Lq, d)");
+        Checks.rank(k, 4, "k", "(B, KVH, Lk, d)");
+        Checks.rank(v, 4, "v", "(B, KVH, Lk, dv)");
+        Checks.notNull(mask, "mask");
+        int batch = q.dim(0), heads = q.dim(1), lq = q.dim(2), d = q.dim(3);
+        int kvHeads = k.dim(1), lk = k.dim(2), dv = v.dim(3);
+        Checks.dim(k, 0, batch, "k", "batch B (from q)");
+        Checks.dim(k, 3, d, "k", "head width d (from q)");
+        Checks.dim(v, 0, batch, "v", "batch B (from q)");
+        Checks.dim(v, 1, kvHeads, "v", "key/value heads KVH (from k)");
+        Checks.dim(v, 2, lk, "v", "key length Lk (from k)");
+        Checks.check(kvHeads > 0 ? heads % kvHeads == 0 : heads == 0, "k",
+                "a number of key/value heads that divides the " + heads + " query heads", kvHeads);
+        Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
+        mask.checkApplicable(batch, heads, lq, lk);
+
+        Checks.elementCount("output (B, H, Lq, dv)", batch, heads, lq, dv);
+        Tensor out = Tensor.zeros(batch, heads, lq, dv);
+        Tensor weights = withWeights
+                ? Tensor.of(new float[Checks.elementCount("weights", batch, heads, lq, lk)], batch, heads, lq, lk)
+                : null;
+        AttentionKernel.forward(
+                HeadLayout.headsMajor(q.data(), batch, heads, lq, d),
+                HeadLayout.headsMajor(k.data(), batch, kvHeads, lk, d),
+                HeadLayout.headsMajor(v.data(), batch, kvHeads, lk, dv),
+                HeadLayout.headsMajor(out.data(), batch, heads, lq, dv),
+                mask.toScoreMask(batch, heads, lq, lk), scale,
+                weights == null ? null : weights.data());
+        return new AttentionOutput(out, weights);
+    }
+}

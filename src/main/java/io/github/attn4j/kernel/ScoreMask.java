@@ -1,0 +1,124 @@
+package io.github.attn4j.kernel;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.util.List;
+
+/**
+ * A mask in the form the kernels consume: an optional causal limit plus rows of keep flags and
+ * additive biases read straight from the caller's arrays with broadcast strides.
+ *
+ * <p>For scores of batch {@code b}, head {@code h}, query {@code i}, the key range
+ * {@code [0, Lk)} of every {@linkplain RowSource source} starts at
+ * {@code offset + b * batchStride + h * headStride + i * rowStride} and is contiguous, so a
+ * stride of 0 broadcasts that dimension. Keys {@code j > i + causalShift} are masked when
+ * {@code causal} is set.
+ */
+public final class ScoreMask {
+    private static final VectorSpecies<Float> S = Vectors.SPECIES;
+    private static final int L = Vectors.LANES;
+    private static final float NEG_INF = Float.NEGATIVE_INFINITY;
+
+    /** A mask that masks nothing. */
+    public static final ScoreMask NONE = new ScoreMask(false, 0, List.of(), List.of());
+
+    /** A row source: see the class comment for how a row is located. */
+    public record RowSource(float[] data, int offset, int batchStride, int headStride, int rowStride) {
+        int rowStart(int b, int h, int i) {
+            return offset + b * batchStride + h * headStride + i * rowStride;
+        }
+    }
+
+    private final boolean causal;
+    private final int causalShift;
+    private final RowSource[] keep;
+    private final RowSource[] bias;
+
+    /**
+     * @param causal      whether keys {@code j > i + causalShift} are masked
+     * @param causalShift {@code Lk - Lq} for an end-aligned causal mask, 0 for a start-aligned one
+     * @param keep        sources whose 0 entries mask a key (nonzero keeps it)
+     * @param bias        sources added to the scaled scores
+     */
+    public ScoreMask(boolean causal, int causalShift, List<RowSource> keep, List<RowSource> bias) {
+        this.causal = causal;
+        this.causalShift = causalShift;
+        this.keep = keep.toArray(RowSource[]::new);
+        this.bias = bias.toArray(RowSource[]::new);
+    }
+
+    /** Whether nothing is masked and nothing added. */
+    public boolean isNone() {
+        return !causal && keep.length == 0 && bias.length == 0;
+    }
+
+    /** Number of leading keys query {@code i} may attend when only the causal limit applies, in [0, keys]. */
+    int keyLimit(int i, int keys) {
+        if (!causal) {
+            return keys;
+        }
+        long limit = (long) i + causalShift + 1;
+        return (int) Math.max(0, Math.min(keys, limit));
+    }
+
+    /**
+     * Whether every key in {@code [j0, j1)} is masked for every query of batch {@code b}, head
+     * {@code h}, judged from query-independent keep rows (key padding). Used to skip whole tiles.
+     */
+    boolean masksAllKeys(int b, int h, int j0, int j1) {
+        for (RowSource src : keep) {
+            if (src.rowStride() != 0) {
+                continue;
+            }
+            int start = src.rowStart(b, h, 0);
+            boolean allMasked = true;
+            for (int j = j0; j < j1 && allMasked; j++) {
+                allMasked = src.data()[start + j] == 0f;
+            }
+            if (allMasked) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Scales and masks {@code n} scores {@code s[off..off+n)} of query {@code i} for keys
+     * {@code j0..j0+n) in place and returns their maximum ({@code -Infinity} when all are masked).
+     * The causal limit is not applied here: callers pass {@code n} already cut at
+     * {@link #keyLimit}.
+     */
+    float scaleMaskMax(float[] s, int off, int n, int b, int h, int i, float scale, int j0) {
+        FloatVector max = FloatVector.broadcast(S, NEG_INF);
+        FloatVector sc = FloatVector.broadcast(S, scale);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector x = masked(FloatVector.fromArray(S, s, off + j).mul(sc), b, h, i, j0 + j, null);
+            x.intoArray(s, off + j);
+            max = max.max(x);
+        }
+        if (j < n) {
+            VectorMask<Float> m = S.indexInRange(j, n);
+            FloatVector x = masked(FloatVector.fromArray(S, s, off + j, m).mul(sc), b, h, i, j0 + j, m);
+            x.intoArray(s, off + j, m);
+            max = max.max(x.blend(NEG_INF, m.not()));
+        }
+        return max.reduceLanes(VectorOperators.MAX);
+    }
+
+    private FloatVector masked(FloatVector x, int b, int h, int i, int j, VectorMask<Float> tail) {
+        for (RowSource src : bias) {
+            int at = src.rowStart(b, h, i) + j;
+            x = x.add(tail == null ? FloatVector.fromArray(S, src.data(), at) : FloatVector.fromArray(S, src.data(), at, tail));
+        }
+        for (RowSource src : keep) {
+            int at = src.rowStart(b, h, i) + j;
+            FloatVector k = tail == null ? FloatVector.fromArray(S, src.data(), at) : FloatVector.fromArray(S, src.data(), at, tail);
+            x = x.blend(NEG_INF, k.compare(VectorOperators.EQ, 0f));
+        }
+        return x;
+    }
+}
