@@ -40,9 +40,14 @@ final class Checks {
 
     /** Product of the dims as an int, or an exception naming {@code name} when it exceeds {@link Integer#MAX_VALUE}. */
     static int elementCount(String name, long... dims) {
-        long n = 1;
         for (long d : dims) {
             check(d >= 0, name, "non-negative dimensions", Arrays.toString(dims));
+            if (d == 0) {
+                return 0;
+            }
+        }
+        long n = 1;
+        for (long d : dims) {
             n *= d;
             if (n > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException(name + ": element count of " + Arrays.toString(dims)

@@ -132,8 +132,7 @@ public final class AttentionKernel {
             int panel = (j0 + jr) / NR * NR * d;
             int nr = Math.min(NR, nk - jr);
             for (int ir = 0; ir < rows; ir += MR) {
-                MicroKernel.block(d, q.data(), q.at(b, i0 + ir, h), q.rowStride(), 1,
-                        ws.keyPanels, panel, NR,
+                MicroKernel.block(d, q.data(), q.at(b, i0 + ir, h), q.rowStride(), ws.keyPanels, panel,
                         c, cOff + ir * ldc + jr, ldc, Math.min(MR, rows - ir), nr, false);
             }
         }
@@ -148,8 +147,7 @@ public final class AttentionKernel {
         int dvPad = ws.dvPad;
         for (int jr = 0; jr < dvPad; jr += NR) {
             for (int ir = 0; ir < rows; ir += MR) {
-                MicroKernel.block(nk, p, pOff + ir * ldp, ldp, 1,
-                        ws.valueRows, j0 * dvPad + jr, dvPad,
+                MicroKernel.block(nk, p, pOff + ir * ldp, ldp, ws.valuePanels, (jr * ws.keys + j0 * NR),
                         o, ir * dvPad + jr, dvPad, Math.min(MR, rows - ir), NR, true);
             }
         }
@@ -191,7 +189,7 @@ public final class AttentionKernel {
         final int d;
         final int dvPad;
         final float[] keyPanels;
-        final float[] valueRows;
+        final float[] valuePanels;
         final float[] scores;
         final float[] acc;
         final float[] rowMax = new float[BQ];
@@ -202,12 +200,15 @@ public final class AttentionKernel {
             this.d = d;
             this.dvPad = Math.max(NR, Vectors.roundUp(dv, NR));
             this.keyPanels = new float[Vectors.roundUp(keys, NR) * d];
-            this.valueRows = new float[keys * dvPad];
+            this.valuePanels = new float[keys * dvPad];
             this.scores = new float[BQ * scoreCols];
             this.acc = new float[BQ * dvPad];
         }
 
-        /** Packs keys of (b, g) into NR-key panels (d rows of NR floats each) and values into dvPad-wide rows. */
+        /**
+         * Packs keys of (b, g) into panels of NR keys (d rows of NR floats: Kᵀ as a B operand) and
+         * values into panels of NR columns (Lk rows of NR floats: V as a B operand).
+         */
         void pack(HeadLayout k, HeadLayout v, int b, int g) {
             float[] kd = k.data();
             for (int j = 0; j < keys; j++) {
@@ -218,8 +219,12 @@ public final class AttentionKernel {
                 }
             }
             int dv = v.width();
-            for (int j = 0; j < keys; j++) {
-                System.arraycopy(v.data(), v.at(b, j, g), valueRows, j * dvPad, dv);
+            for (int c0 = 0; c0 < dv; c0 += NR) {
+                int width = Math.min(NR, dv - c0);
+                int panel = c0 * keys;
+                for (int j = 0; j < keys; j++) {
+                    System.arraycopy(v.data(), v.at(b, j, g) + c0, valuePanels, panel + j * NR, width);
+                }
             }
         }
     }
