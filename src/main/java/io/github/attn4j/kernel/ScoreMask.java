@@ -87,38 +87,46 @@ public final class ScoreMask {
 
     /**
      * Scales and masks {@code n} scores {@code s[off..off+n)} of query {@code i} for keys
-     * {@code j0..j0+n) in place and returns their maximum ({@code -Infinity} when all are masked).
+     * {@code j0..j0+n)} in place and returns their maximum ({@code -Infinity} when all are masked).
      * The causal limit is not applied here: callers pass {@code n} already cut at
-     * {@link #keyLimit}.
+     * {@link #keyLimit}. Each source is one pass over the segment, which is in L1.
      */
     float scaleMaskMax(float[] s, int off, int n, int b, int h, int i, float scale, int j0) {
-        FloatVector max = FloatVector.broadcast(S, NEG_INF);
-        FloatVector sc = FloatVector.broadcast(S, scale);
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            FloatVector x = masked(FloatVector.fromArray(S, s, off + j).mul(sc), b, h, i, j0 + j, null);
-            x.intoArray(s, off + j);
-            max = max.max(x);
+        if (bias.length == 0 && keep.length == 0) {
+            return Softmax.scaleMax(s, off, n, scale);
         }
-        if (j < n) {
-            VectorMask<Float> m = S.indexInRange(j, n);
-            FloatVector x = masked(FloatVector.fromArray(S, s, off + j, m).mul(sc), b, h, i, j0 + j, m);
-            x.intoArray(s, off + j, m);
-            max = max.max(x.blend(NEG_INF, m.not()));
-        }
-        return max.reduceLanes(VectorOperators.MAX);
-    }
-
-    private FloatVector masked(FloatVector x, int b, int h, int i, int j, VectorMask<Float> tail) {
+        Softmax.scale(s, off, n, scale);
         for (RowSource src : bias) {
-            int at = src.rowStart(b, h, i) + j;
-            x = x.add(tail == null ? FloatVector.fromArray(S, src.data(), at) : FloatVector.fromArray(S, src.data(), at, tail));
+            addRow(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
         }
         for (RowSource src : keep) {
-            int at = src.rowStart(b, h, i) + j;
-            FloatVector k = tail == null ? FloatVector.fromArray(S, src.data(), at) : FloatVector.fromArray(S, src.data(), at, tail);
-            x = x.blend(NEG_INF, k.compare(VectorOperators.EQ, 0f));
+            maskRow(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
         }
-        return x;
+        return Softmax.max(s, off, n);
+    }
+
+    /** {@code s[off + j] += bias[at + j]} for {@code j < n}. */
+    private static void addRow(float[] s, int off, int n, float[] bias, int at) {
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector.fromArray(S, s, off + j).add(FloatVector.fromArray(S, bias, at + j)).intoArray(s, off + j);
+        }
+        for (; j < n; j++) {
+            s[off + j] += bias[at + j];
+        }
+    }
+
+    /** {@code s[off + j] = -Infinity} where {@code keep[at + j] == 0}, for {@code j < n}. */
+    private static void maskRow(float[] s, int off, int n, float[] keep, int at) {
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            VectorMask<Float> masked = FloatVector.fromArray(S, keep, at + j).compare(VectorOperators.EQ, 0f);
+            FloatVector.fromArray(S, s, off + j).blend(NEG_INF, masked).intoArray(s, off + j);
+        }
+        for (; j < n; j++) {
+            if (keep[at + j] == 0f) {
+                s[off + j] = NEG_INF;
+            }
+        }
     }
 }

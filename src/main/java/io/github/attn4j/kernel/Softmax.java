@@ -62,6 +62,24 @@ public final class Softmax {
         scale(x, off, n, 1f / sum);
     }
 
+    /** Multiplies {@code x[off..off+n)} by {@code scale} and returns the maximum of the result. */
+    static float scaleMax(float[] x, int off, int n, float scale) {
+        FloatVector f = FloatVector.broadcast(S, scale);
+        FloatVector m = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector v = FloatVector.fromArray(S, x, off + j).mul(f);
+            v.intoArray(x, off + j);
+            m = m.max(v);
+        }
+        float max = m.reduceLanes(VectorOperators.MAX);
+        for (; j < n; j++) {
+            x[off + j] *= scale;
+            max = Math.max(max, x[off + j]);
+        }
+        return max;
+    }
+
     /** Maximum of {@code x[off..off+n)}; {@code -Infinity} when {@code n == 0}. */
     static float max(float[] x, int off, int n) {
         FloatVector m = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
