@@ -1,0 +1,69 @@
+package io.github.attn4j;
+
+import io.github.attn4j.reference.ReferenceAttention;
+import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
+
+import java.util.SplittableRandom;
+
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.arbitrary;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+/** The Vector API attention kernel against the scalar reference on random shapes, heads and masks. */
+class ScaledDotProductAttentionPropertyTest {
+    /** Lengths 1..300, half the time one of the edge sizes. */
+    static final Gen<Integer> LENGTHS = integers().between(1, 300).mix(arbitrary().pick(1, 13, 17, 207), 50);
+    private static final int[][] HEADS = {{1, 1}, {2, 2}, {4, 2}, {6, 3}, {4, 1}, {3, 3}};
+    private static final int[] WIDTHS = {1, 7, 13, 16, 17, 32, 33, 64};
+
+    @Test
+    void kernelMatchesReference() {
+        qt().withExamples(250).forAll(LENGTHS, LENGTHS, integers().between(0, RandomMasks.KINDS - 1), longs().all())
+                .checkAssert(ScaledDotProductAttentionPropertyTest::check);
+    }
+
+    @Test
+    void edgeLengthsWithEveryMaskKind() {
+        int[] sizes = {1, 13, 17, 207};
+        for (int lq : sizes) {
+            for (int lk : sizes) {
+                for (int kind = 0; kind < RandomMasks.KINDS; kind++) {
+                    check(lq, lk, kind, 31L * lq + 7L * lk + kind);
+                }
+            }
+        }
+    }
+
+    private static void check(int lq, int lk, int maskKind, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        int batch = 1 + random.nextInt(3);
+        int[] hv = HEADS[random.nextInt(HEADS.length)];
+        int heads = hv[0], kvHeads = hv[1];
+        int d = WIDTHS[random.nextInt(WIDTHS.length)], dv = WIDTHS[random.nextInt(WIDTHS.length)];
+        Tensor q = uniform(random, batch, heads, lq, d);
+        Tensor k = uniform(random, batch, kvHeads, lk, d);
+        Tensor v = uniform(random, batch, kvHeads, lk, dv);
+        AttentionMask mask = RandomMasks.of(maskKind, random, batch, heads, lq, lk);
+        float scale = (float) (random.nextDouble(0.2, 2) / Math.sqrt(d));
+        AttentionOutput expected = ReferenceAttention.scaledDotProduct(q, k, v, mask, scale);
+        String what = "B=" + batch + " H=" + heads + " KVH=" + kvHeads + " Lq=" + lq + " Lk=" + lk + " d=" + d + " dv=" + dv + " " + mask;
+        Tolerance.assertClose(expected.output().toArray(), ScaledDotProductAttention.apply(q, k, v, mask, scale).toArray(), d + lk, what);
+        AttentionOutput both = ScaledDotProductAttention.applyWithWeights(q, k, v, mask, scale);
+        Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), d + lk, what + " (materialized)");
+        Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), d + lk, what + " weights");
+    }
+
+    static Tensor uniform(SplittableRandom random, int... shape) {
+        int n = 1;
+        for (int s : shape) {
+            n *= s;
+        }
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = (float) random.nextDouble(-1, 1);
+        }
+        return Tensor.of(a, shape);
+    }
+}
