@@ -1,0 +1,119 @@
+package io.github.attn4j.kernel;
+
+import java.util.Arrays;
+
+/**
+ * Packing of GEMM operand blocks into the contiguous, zero-padded panels that
+ * {@link MicroKernel#block} streams through.
+ *
+ * <ul>
+ *   <li>A block ({@code mc x kc}) becomes MR-row panels. Panel {@code q} (rows
+ *       {@code q*MR .. q*MR+MR-1} of the block) starts at {@code q * MR * kc} and stores column
+ *       {@code p} of the panel as MR consecutive floats: element (i, p) of the block is at
+ *       {@code (i / MR) * MR * kc + p * MR + i % MR}. Rows past {@code mc} in the last panel are
+ *       zero.</li>
+ *   <li>B block ({@code kc x nc}) becomes NR-column panels. Panel {@code q} (columns
+ *       {@code q*NR .. q*NR+NR-1}) starts at {@code q * NR * kc} and stores row {@code p} of the
+ *       panel as NR consecutive floats: element (p, j) of the block is at
+ *       {@code (j / NR) * NR * kc + p * NR + j % NR}. Columns past {@code nc} are zero.</li>
+ * </ul>
+ * The micro-kernel then reads A with row stride 1 and column stride MR, and B with row stride NR.
+ *
+ * <p>The copy loops read the source along its unit-stride direction when it has one, so a
+ * transposed operand costs the same to pack as a plain one. Callers validate the ranges.
+ */
+final class Packing {
+    private static final int MR = MicroKernel.MR;
+    private static final int NR = MicroKernel.NR;
+
+    private Packing() {
+    }
+
+    /**
+     * Packs rows {@code [i0, i0 + mc)} and columns {@code [p0, p0 + kc)} of {@code a} into MR-row
+     * panels at the start of {@code dst}, which must hold {@code roundUp(mc, MR) * kc} floats.
+     */
+    static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst) {
+        float[] src = a.data();
+        int rs = a.rowStride();
+        int cs = a.colStride();
+        for (int ir = 0; ir < mc; ir += MR) {
+            int mr = Math.min(MR, mc - ir);
+            int from = a.offset() + (i0 + ir) * rs + p0 * cs;
+            int to = ir * kc;
+            if (cs < rs) {
+                lineByLine(src, from, rs, cs, mr, kc, dst, to, MR);
+            } else {
+                stepByStep(src, from, rs, cs, mr, kc, dst, to, MR);
+            }
+            if (mr < MR) {
+                for (int p = 0; p < kc; p++) {
+                    Arrays.fill(dst, to + p * MR + mr, to + (p + 1) * MR, 0f);
+                }
+            }
+        }
+    }
+
+    /**
+     * Packs rows {@code [p0, p0 + kc)} and columns {@code [j0, j0 + nc)} of {@code b} into
+     * NR-column panels starting at {@code dst[dstOff]}, which must have room for
+     * {@code kc * roundUp(nc, NR)} floats.
+     */
+    static void packB(MatrixView b, int p0, int kc, int j0, int nc, float[] dst, int dstOff) {
+        float[] src = b.data();
+        int rs = b.rowStride();
+        int cs = b.colStride();
+        for (int jr = 0; jr < nc; jr += NR) {
+            int nr = Math.min(NR, nc - jr);
+            int from = b.offset() + p0 * rs + (j0 + jr) * cs;
+            int to = dstOff + jr * kc;
+            if (cs == 1 && nr == NR) {
+                for (int p = 0; p < kc; p++) {
+                    System.arraycopy(src, from + p * rs, dst, to + p * NR, NR);
+                }
+            } else if (rs < cs) {
+                lineByLine(src, from, cs, rs, nr, kc, dst, to, NR);
+            } else {
+                stepByStep(src, from, cs, rs, nr, kc, dst, to, NR);
+            }
+            if (nr < NR) {
+                for (int p = 0; p < kc; p++) {
+                    Arrays.fill(dst, to + p * NR + nr, to + (p + 1) * NR, 0f);
+                }
+            }
+        }
+    }
+
+    /*
+     * The two copy orders of one panel. In both, the panel has `lines` lines of `depth` elements;
+     * element (l, d) is read from src[from + l * lineStride + d * depthStride] and written to
+     * dst[to + d * width + l]. For A, lines are rows and depth runs along K; for B, lines are
+     * columns and depth runs along K.
+     */
+
+    /** Line by line: reads each line of the source in order (best when depthStride is small). */
+    private static void lineByLine(float[] src, int from, int lineStride, int depthStride,
+                                  int lines, int depth, float[] dst, int to, int width) {
+        for (int l = 0; l < lines; l++) {
+            int s = from + l * lineStride;
+            int d = to + l;
+            for (int p = 0; p < depth; p++) {
+                dst[d] = src[s];
+                s += depthStride;
+                d += width;
+            }
+        }
+    }
+
+    /** Depth step by depth step: writes the panel in order (best when lineStride is small). */
+    private static void stepByStep(float[] src, int from, int lineStride, int depthStride,
+                                     int lines, int depth, float[] dst, int to, int width) {
+        for (int p = 0; p < depth; p++) {
+            int s = from + p * depthStride;
+            int d = to + p * width;
+            for (int l = 0; l < lines; l++) {
+                dst[d + l] = src[s + l * lineStride];
+            }
+        }
+    }
+}
