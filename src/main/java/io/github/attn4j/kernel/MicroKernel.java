@@ -86,41 +86,78 @@ final class MicroKernel {
             ai += aColStride;
         }
 
+        // The stores are written out here rather than in helpers taking vectors: once C2 stops
+        // inlining such a helper (NodeCountInliningCutoff), it boxes the accumulators passed to it
+        // and schedules the box allocations inside the loop above, a 3x slowdown.
         if (mr == MR && nr == NR) {
-            storeRow(c, cOff, c00, c01, accumulate);
-            storeRow(c, cOff + ldc, c10, c11, accumulate);
-            storeRow(c, cOff + 2 * ldc, c20, c21, accumulate);
-            storeRow(c, cOff + 3 * ldc, c30, c31, accumulate);
-            storeRow(c, cOff + 4 * ldc, c40, c41, accumulate);
-            storeRow(c, cOff + 5 * ldc, c50, c51, accumulate);
+            int o0 = cOff;
+            int o1 = o0 + ldc;
+            int o2 = o1 + ldc;
+            int o3 = o2 + ldc;
+            int o4 = o3 + ldc;
+            int o5 = o4 + ldc;
+            if (accumulate) {
+                c00 = c00.add(FloatVector.fromArray(S, c, o0));
+                c01 = c01.add(FloatVector.fromArray(S, c, o0 + L));
+                c10 = c10.add(FloatVector.fromArray(S, c, o1));
+                c11 = c11.add(FloatVector.fromArray(S, c, o1 + L));
+                c20 = c20.add(FloatVector.fromArray(S, c, o2));
+                c21 = c21.add(FloatVector.fromArray(S, c, o2 + L));
+                c30 = c30.add(FloatVector.fromArray(S, c, o3));
+                c31 = c31.add(FloatVector.fromArray(S, c, o3 + L));
+                c40 = c40.add(FloatVector.fromArray(S, c, o4));
+                c41 = c41.add(FloatVector.fromArray(S, c, o4 + L));
+                c50 = c50.add(FloatVector.fromArray(S, c, o5));
+                c51 = c51.add(FloatVector.fromArray(S, c, o5 + L));
+            }
+            c00.intoArray(c, o0);
+            c01.intoArray(c, o0 + L);
+            c10.intoArray(c, o1);
+            c11.intoArray(c, o1 + L);
+            c20.intoArray(c, o2);
+            c21.intoArray(c, o2 + L);
+            c30.intoArray(c, o3);
+            c31.intoArray(c, o3 + L);
+            c40.intoArray(c, o4);
+            c41.intoArray(c, o4 + L);
+            c50.intoArray(c, o5);
+            c51.intoArray(c, o5 + L);
         } else {
-            VectorMask<Float> m0 = S.indexInRange(0, nr);
-            VectorMask<Float> m1 = S.indexInRange(L, nr);
-            storeRowMasked(c, cOff, c00, c01, m0, m1, accumulate);
-            if (mr > 1) storeRowMasked(c, cOff + ldc, c10, c11, m0, m1, accumulate);
-            if (mr > 2) storeRowMasked(c, cOff + 2 * ldc, c20, c21, m0, m1, accumulate);
-            if (mr > 3) storeRowMasked(c, cOff + 3 * ldc, c30, c31, m0, m1, accumulate);
-            if (mr > 4) storeRowMasked(c, cOff + 4 * ldc, c40, c41, m0, m1, accumulate);
-            if (mr > 5) storeRowMasked(c, cOff + 5 * ldc, c50, c51, m0, m1, accumulate);
+            // Edge tile: spill the whole register block, then copy its mr x nr corner.
+            float[] tile = new float[MR * NR];
+            c00.intoArray(tile, 0);
+            c01.intoArray(tile, L);
+            c10.intoArray(tile, NR);
+            c11.intoArray(tile, NR + L);
+            c20.intoArray(tile, 2 * NR);
+            c21.intoArray(tile, 2 * NR + L);
+            c30.intoArray(tile, 3 * NR);
+            c31.intoArray(tile, 3 * NR + L);
+            c40.intoArray(tile, 4 * NR);
+            c41.intoArray(tile, 4 * NR + L);
+            c50.intoArray(tile, 5 * NR);
+            c51.intoArray(tile, 5 * NR + L);
+            storeCorner(tile, c, cOff, ldc, mr, nr, accumulate);
         }
     }
 
-    private static void storeRow(float[] c, int off, FloatVector v0, FloatVector v1, boolean accumulate) {
-        if (accumulate) {
-            v0 = v0.add(FloatVector.fromArray(S, c, off));
-            v1 = v1.add(FloatVector.fromArray(S, c, off + L));
+    /**
+     * Stores (or adds) the {@code mr x nr} corner of a spilled {@code MR x NR} tile into C with
+     * masked stores, which touch no element of C past column {@code nr}.
+     */
+    private static void storeCorner(float[] tile, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        VectorMask<Float> m0 = S.indexInRange(0, nr);
+        VectorMask<Float> m1 = S.indexInRange(L, nr);
+        for (int i = 0; i < mr; i++) {
+            int o = cOff + i * ldc;
+            FloatVector v0 = FloatVector.fromArray(S, tile, i * NR);
+            FloatVector v1 = FloatVector.fromArray(S, tile, i * NR + L);
+            if (accumulate) {
+                v0 = v0.add(FloatVector.fromArray(S, c, o, m0));
+                v1 = v1.add(FloatVector.fromArray(S, c, o + L, m1));
+            }
+            v0.intoArray(c, o, m0);
+            v1.intoArray(c, o + L, m1);
         }
-        v0.intoArray(c, off);
-        v1.intoArray(c, off + L);
-    }
-
-    private static void storeRowMasked(float[] c, int off, FloatVector v0, FloatVector v1,
-                                       VectorMask<Float> m0, VectorMask<Float> m1, boolean accumulate) {
-        if (accumulate) {
-            v0 = v0.add(FloatVector.fromArray(S, c, off, m0));
-            v1 = v1.add(FloatVector.fromArray(S, c, off + L, m1));
-        }
-        v0.intoArray(c, off, m0);
-        v1.intoArray(c, off + L, m1);
     }
 }
