@@ -41,7 +41,11 @@ final class Packing {
             int mr = Math.min(MR, mc - ir);
             int from = a.offset() + (i0 + ir) * rs + p0 * cs;
             int to = ir * kc;
-            if (cs < rs) {
+            if (mr == MR && cs == 1) {
+                fullPanelOfRows(src, from, rs, kc, dst, to);
+            } else if (mr == MR && rs == 1) {
+                fullPanelOfColumns(src, from, cs, kc, dst, to);
+            } else if (cs < rs) {
                 lineByLine(src, from, rs, cs, mr, kc, dst, to, MR);
             } else {
                 stepByStep(src, from, rs, cs, mr, kc, dst, to, MR);
@@ -81,6 +85,46 @@ final class Packing {
                     Arrays.fill(dst, to + p * NR + nr, to + (p + 1) * NR, 0f);
                 }
             }
+        }
+    }
+
+    /**
+     * A full MR-row panel of a row-major A (unit column stride): the six source rows are read in
+     * order. All indices are affine in {@code p} with constant scales, so C2 removes the bounds
+     * checks from the loop.
+     */
+    private static void fullPanelOfRows(float[] src, int from, int ld, int kc, float[] dst, int to) {
+        int r0 = from;
+        int r1 = r0 + ld;
+        int r2 = r1 + ld;
+        int r3 = r2 + ld;
+        int r4 = r3 + ld;
+        int r5 = r4 + ld;
+        for (int p = 0; p < kc; p++) {
+            int d = to + p * MR;
+            dst[d] = src[r0 + p];
+            dst[d + 1] = src[r1 + p];
+            dst[d + 2] = src[r2 + p];
+            dst[d + 3] = src[r3 + p];
+            dst[d + 4] = src[r4 + p];
+            dst[d + 5] = src[r5 + p];
+        }
+    }
+
+    /**
+     * A full MR-row panel of a column-major A (unit row stride, e.g. a transposed row-major
+     * matrix): each step copies MR consecutive floats.
+     */
+    private static void fullPanelOfColumns(float[] src, int from, int ld, int kc, float[] dst, int to) {
+        for (int p = 0; p < kc; p++) {
+            int s = from + p * ld;
+            int d = to + p * MR;
+            dst[d] = src[s];
+            dst[d + 1] = src[s + 1];
+            dst[d + 2] = src[s + 2];
+            dst[d + 3] = src[s + 3];
+            dst[d + 4] = src[s + 4];
+            dst[d + 5] = src[s + 5];
         }
     }
 
