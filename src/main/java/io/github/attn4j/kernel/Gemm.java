@@ -13,27 +13,30 @@ import java.util.Objects;
  * for jc in 0..N step NC          B block kc x nc  -> L3 (shared, 32 MiB)
  *   for pc in 0..K step KC        pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
  *     for ic in 0..M step MC      pack A[ic:ic+mc, pc:pc+kc] -> L2 (1 MiB per core)
- *       for jr in 0..nc step NR   B micro-panel kc x NR      -> L1 (32-48 KiB per core)
+ *       for jr in 0..nc step NR   B micro-panel kc x NR      -> L1 (32 KiB per core here)
  *         for ir in 0..mc step MR A micro-panel MR x kc streamed from L2
  *           micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
  * </pre>
  *
- * <p>Block sizes ({@link Blocking#DEFAULT}) for this machine (AMD Zen 4 class, 16 float lanes,
- * MR = 6, NR = 32):
+ * <p>Block sizes ({@link Blocking#DEFAULT}) for the target machine: AMD Zen 4 (EPYC), 16 float
+ * lanes, L1d 32 KiB and L2 1 MiB per core (sysfs; not the 48 KiB L1d first assumed), so
+ * MR = 6 and NR = 32. Zen 4 executes a 512-bit FMA in two 256-bit halves: one vector FMA per
+ * cycle, about 116 GFLOP/s per core (FmaPeakBenchmark). At that rate a micro-kernel step (12
+ * FMAs, 12 cycles) needs 128 bytes of B and 24 of A, which L2 supplies with room to spare, so the
+ * blocking is forgiving:
  * <ul>
  *   <li><b>KC = 256</b>: the B micro-panel reused by every ir iteration is
- *       {@code KC * NR * 4 = 32 KiB}, the size of L1d; together with the 6 KiB A micro-panel it
- *       does not stay wholly L1-resident, but B rows are read in order and L2 easily feeds the
- *       128 bytes of B that each 12-FMA step needs (the FMA units, not the caches, bound this
- *       kernel: one 512-bit FMA per cycle). A deep KC amortises the load and store of the C tile
- *       over {@code 2 * KC} FMAs per accumulator. Measured against 128, 192, 384 and 512 with
- *       GemmBenchmark.</li>
- *   <li><b>MC = 384</b>: the packed A block {@code MC * KC * 4 = 384 KiB} stays in the 1 MiB
- *       L2 together with the B block panels passing through, and is reused for every jr
- *       iteration (nc / NR times).</li>
+ *       {@code KC * NR * 4 = 32 KiB}; it does not stay wholly in L1 beside the 6 KiB A
+ *       micro-panel, but its rows are read in order and L2 keeps up. A deep KC amortises the load
+ *       and store of each C tile over {@code KC} FMAs per accumulator. Measured at 512^3 with
+ *       KC = 128, 192, 256, 320, 384, 512: 192 to 320 within the run-to-run noise (about 3%) of
+ *       one another, 128 and 384 a few percent lower.</li>
+ *   <li><b>MC = 384</b>: the packed A block {@code MC * KC * 4 = 384 KiB} stays in L2 beside
+ *       the B micro-panel and the C tiles, and is swept once per jr iteration. MC from 48 to 768
+ *       made no difference beyond noise at 512^3; 384 is the L2 budget's choice.</li>
  *   <li><b>NC = 4096</b>: the packed B block {@code KC * NC * 4 = 4 MiB} lives in the shared
- *       L3; NC only bounds the B buffer, as weight matrices in attention are at most a few
- *       thousand columns wide.</li>
+ *       L3. NC mainly bounds the per-thread B buffer: the attention weights are at most a few
+ *       thousand columns wide, and NC = 512 or 1024 was not faster on the 512 x 1536 projection.</li>
  * </ul>
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block

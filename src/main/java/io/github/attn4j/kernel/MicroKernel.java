@@ -18,8 +18,13 @@ import jdk.incubator.vector.VectorSpecies;
  *       even when {@code nr < NR} (packed panels are zero-padded; callers pad their buffers).
  *       Columns past {@code nr} only reach accumulator lanes that are never stored.</li>
  *   <li>C element (i, j) is {@code c[cOff + i * ldc + j]}; only the {@code mr x nr} corner is
- *       written, with masked stores on the column tail.</li>
+ *       written. A full tile is stored straight from the registers; an edge tile is spilled to
+ *       a small array and its corner copied with masked stores.</li>
  * </ul>
+ * Packed panels ({@code aColStride == MR}, {@code bRowStride == NR}) take a copy of the loop whose
+ * indices have constant scales, so C2 removes its bounds checks; other strides take the general
+ * loop, which keeps them.
+ *
  * Bounds are the caller's contract: this class is package-private and sits below validated
  * entry points.
  */
