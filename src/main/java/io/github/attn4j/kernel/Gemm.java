@@ -44,8 +44,11 @@ import java.util.Objects;
  * any range of MC row blocks for one packed B block, so a parallel version can hand disjoint
  * ranges of row blocks to threads without changing any result bit; K is never split.
  *
- * <p>Working buffers are per thread (a {@link ThreadLocal}), so concurrent calls from several
- * threads are safe. The output array must not overlap the arrays of the operands.
+ * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
+ * {@code MC * KC + KC * NC} floats, 4.4 MiB, sized to the largest call so far), so concurrent
+ * calls from several threads are safe. The elements of C
+ * must not overlap elements read through {@code a} or {@code b}; disjoint regions of one array
+ * are fine.
  */
 public final class Gemm {
     private static final int MR = MicroKernel.MR;
@@ -62,7 +65,7 @@ public final class Gemm {
      *
      * @param a          left operand, {@code M x K}
      * @param b          right operand, {@code K x N}
-     * @param c          output array; must not overlap the arrays of {@code a} and {@code b}
+     * @param c          output array; C's elements must not overlap those of {@code a} or {@code b}
      * @param cOffset    index of C(0, 0)
      * @param ldc        distance between rows of C, {@code >= N}
      * @param accumulate add to C's contents instead of overwriting them

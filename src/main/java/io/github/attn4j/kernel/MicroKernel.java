@@ -25,7 +25,7 @@ import jdk.incubator.vector.VectorSpecies;
  * indices have constant scales, so C2 removes its bounds checks; other strides take the general
  * loop, which keeps them.
  *
- * Bounds are the caller's contract: this class is package-private and sits below validated
+ * <p>Bounds are the caller's contract: this class is package-private and sits below validated
  * entry points.
  */
 final class MicroKernel {
