@@ -46,9 +46,8 @@ import java.util.Objects;
  *
  * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
  * {@code MC * KC + KC * NC} floats, 4.4 MiB, sized to the largest call so far), so concurrent
- * calls from several threads are safe. The elements of C
- * must not overlap elements read through {@code a} or {@code b}; disjoint regions of one array
- * are fine.
+ * calls from several threads are safe. The elements of C must not overlap elements read
+ * through {@code a} or {@code b}; disjoint regions of one array are fine.
  */
 public final class Gemm {
     private static final int MR = MicroKernel.MR;
