@@ -308,6 +308,13 @@ class GemmTest {
         assertMessageMentions(e, "c.length");
     }
 
+    @Test
+    void packingMoreThanAnArrayCanHoldIsRejected() {
+        MatrixView huge = MatrixView.of(new float[1], 0, 70_000, 70_000, 0, 0);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Gemm.pack(huge));
+        assertMessageMentions(e, "b", String.valueOf(70_000L * Vectors.roundUp(70_000, NR)));
+    }
+
     /** Whatever the offsets, leading dimensions and lengths, the only failure is a clean IAE. */
     @Test
     void arbitraryOutputGeometryNeverIndexesOutOfBounds() {
