@@ -1,0 +1,33 @@
+package io.github.attn4j.kernel;
+
+/**
+ * Cache block sizes of the BLIS loops in {@link Gemm}: {@code kc} is the depth of a packed block
+ * (reduction dimension), {@code mc} the rows of a packed block of A, {@code nc} the columns of a
+ * packed block of B.
+ *
+ * <p>{@link #DEFAULT} is what the public API uses; tests pass tiny block sizes to cross every
+ * block boundary with small matrices. See {@link Gemm} for why the default values fit the
+ * caches of the target machine.
+ *
+ * @param kc depth of the packed blocks of A and B, {@code >= 1}
+ * @param mc rows of a packed block of A, a positive multiple of {@link MicroKernel#MR}
+ * @param nc columns of a packed block of B, a positive multiple of {@link MicroKernel#NR}
+ */
+record Blocking(int kc, int mc, int nc) {
+    /** The block sizes tuned for the target machine (32-48 KiB L1d, 1 MiB L2 per core). */
+    static final Blocking DEFAULT = new Blocking(256, 384, 4096);
+
+    Blocking {
+        if (kc < 1) {
+            throw new IllegalArgumentException("kc must be >= 1, got " + kc);
+        }
+        if (mc < MicroKernel.MR || mc % MicroKernel.MR != 0) {
+            throw new IllegalArgumentException("mc must be a positive multiple of MR (" + MicroKernel.MR
+                    + "), got " + mc);
+        }
+        if (nc < MicroKernel.NR || nc % MicroKernel.NR != 0) {
+            throw new IllegalArgumentException("nc must be a positive multiple of NR (" + MicroKernel.NR
+                    + "), got " + nc);
+        }
+    }
+}

@@ -1,0 +1,274 @@
+package io.github.attn4j.kernel;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * Single-precision matrix multiplication {@code C = A * B} (optionally {@code C += A * B}) in the
+ * BLIS structure: five loops around a register-blocked {@link MicroKernel}, with A and B copied
+ * into contiguous panels ({@link Packing}) so that the innermost loops stream through the caches
+ * in order.
+ *
+ * <pre>
+ * for jc in 0..N step NC          B block kc x nc  -> L3 (shared, 32 MiB)
+ *   for pc in 0..K step KC        pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
+ *     for ic in 0..M step MC      pack A[ic:ic+mc, pc:pc+kc] -> L2 (1 MiB per core)
+ *       for jr in 0..nc step NR   B micro-panel kc x NR      -> L1 (32 KiB per core here)
+ *         for ir in 0..mc step MR A micro-panel MR x kc streamed from L2
+ *           micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
+ * </pre>
+ *
+ * <p>Block sizes ({@link Blocking#DEFAULT}) for the target machine: AMD Zen 4 (EPYC), 16 float
+ * lanes, L1d 32 KiB and L2 1 MiB per core (sysfs; not the 48 KiB L1d first assumed), so
+ * MR = 6 and NR = 32. Zen 4 executes a 512-bit FMA in two 256-bit halves: one vector FMA per
+ * cycle, about 116 GFLOP/s per core (FmaPeakBenchmark). At that rate a micro-kernel step (12
+ * FMAs, 12 cycles) needs 128 bytes of B and 24 of A, which L2 supplies with room to spare, so the
+ * blocking is forgiving:
+ * <ul>
+ *   <li><b>KC = 256</b>: the B micro-panel reused by every ir iteration is
+ *       {@code KC * NR * 4 = 32 KiB}; it does not stay wholly in L1 beside the 6 KiB A
+ *       micro-panel, but its rows are read in order and L2 keeps up. A deep KC amortises the load
+ *       and store of each C tile over {@code KC} FMAs per accumulator. Measured at 512^3 with
+ *       KC = 128, 192, 256, 320, 384, 512: 192 to 320 within the run-to-run noise (about 3%) of
+ *       one another, 128 and 384 a few percent lower.</li>
+ *   <li><b>MC = 384</b>: the packed A block {@code MC * KC * 4 = 384 KiB} stays in L2 beside
+ *       the B micro-panel and the C tiles, and is swept once per jr iteration. MC from 48 to 768
+ *       made no difference beyond noise at 512^3; 384 is the L2 budget's choice.</li>
+ *   <li><b>NC = 4096</b>: the packed B block {@code KC * NC * 4 = 4 MiB} lives in the shared
+ *       L3. NC mainly bounds the per-thread B buffer: the attention weights are at most a few
+ *       thousand columns wide, and NC = 512 or 1024 was not faster on the 512 x 1536 projection.</li>
+ * </ul>
+ *
+ * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
+ * summed by one micro-kernel call), whatever the blocking of M and N. {@link #rowBlocks} computes
+ * any range of MC row blocks for one packed B block, so a parallel version can hand disjoint
+ * ranges of row blocks to threads without changing any result bit; K is never split.
+ *
+ * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
+ * {@code MC * KC + KC * NC} floats, 4.4 MiB, sized to the largest call so far), so concurrent
+ * calls from several threads are safe. The elements of C must not overlap elements read
+ * through {@code a} or {@code b}; disjoint regions of one array are fine.
+ */
+public final class Gemm {
+    private static final int MR = MicroKernel.MR;
+    private static final int NR = MicroKernel.NR;
+
+    private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+
+    private Gemm() {
+    }
+
+    /**
+     * {@code C = A * B}, or {@code C += A * B} when {@code accumulate} is set, with C of shape
+     * {@code a.rows() x b.cols()} stored row-major at {@code c[cOffset + i * ldc + j]}.
+     *
+     * @param a          left operand, {@code M x K}
+     * @param b          right operand, {@code K x N}
+     * @param c          output array; C's elements must not overlap those of {@code a} or {@code b}
+     * @param cOffset    index of C(0, 0)
+     * @param ldc        distance between rows of C, {@code >= N}
+     * @param accumulate add to C's contents instead of overwriting them
+     * @throws NullPointerException     if an array or view is null
+     * @throws IllegalArgumentException if {@code a.cols() != b.rows()}, {@code ldc < N},
+     *                                  {@code cOffset < 0} or C does not fit in {@code c}
+     */
+    public static void multiply(MatrixView a, MatrixView b, float[] c, int cOffset, int ldc, boolean accumulate) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, b, null, c, cOffset, ldc, accumulate, Blocking.DEFAULT);
+    }
+
+    /**
+     * Same as {@link #multiply(MatrixView, MatrixView, float[], int, int, boolean)} with B
+     * already packed by {@link #pack(MatrixView)}: no copy of B is made during the call.
+     *
+     * @throws NullPointerException     if an array, view or {@code b} is null
+     * @throws IllegalArgumentException as for the unpacked overload
+     */
+    public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT);
+    }
+
+    /**
+     * Packs {@code b} ({@code K x N}) once into the micro-kernel's panel layout for all its K
+     * blocks. For an {@code nn.Linear} weight {@code W} stored {@code (out, in)} row-major, pass
+     * {@code MatrixView.rowMajor(W, 0, out, in, in).transpose()} to get {@code B = W^T}.
+     *
+     * @param b the matrix to pack; its array is read now and not retained
+     * @return an immutable packed copy, safe to share between threads
+     * @throws NullPointerException     if {@code b} is null
+     * @throws IllegalArgumentException if the packed copy would exceed the maximum array size
+     */
+    public static PackedMatrix pack(MatrixView b) {
+        return pack(b, Blocking.DEFAULT);
+    }
+
+    static PackedMatrix pack(MatrixView b, Blocking blocking) {
+        Objects.requireNonNull(b, "b");
+        long size = PackedMatrix.packedSize(b.rows(), b.cols());
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("b is too large to pack: needs " + size
+                    + " floats (rows * cols rounded up to NR), at most " + (Integer.MAX_VALUE - 8));
+        }
+        int k = b.rows();
+        int n = b.cols();
+        int kcMax = blocking.kc();
+        PackedMatrix packed = new PackedMatrix(new float[(int) size], k, n, kcMax);
+        for (int pc = 0; pc < k; pc += kcMax) {
+            int kc = Math.min(kcMax, k - pc);
+            Packing.packB(b, pc, kc, 0, n, packed.data(), packed.blockOffset(pc, kc, 0));
+        }
+        return packed;
+    }
+
+    /** The unpacked-B overload with explicit block sizes; checks arguments like the public one. */
+    static void multiply(MatrixView a, MatrixView b, float[] c, int cOffset, int ldc, boolean accumulate,
+                         Blocking blocking) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, b, null, c, cOffset, ldc, accumulate, blocking);
+    }
+
+    /**
+     * The packed-B overload with explicit MC and NC; the K blocking is the one {@code b} was
+     * packed with, whatever {@code blocking.kc()} says.
+     */
+    static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate,
+                         Blocking blocking) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, null, b, c, cOffset, ldc, accumulate, blocking);
+    }
+
+    /**
+     * The two outer loops: jc over NC-column blocks of B and C, pc over KC-deep blocks of the
+     * reduction. Exactly one of {@code b} and {@code packed} is non-null; a prepacked block is
+     * read in place (with the packed K blocking), otherwise the block is packed into this
+     * thread's buffer.
+     */
+    private static void run(MatrixView a, MatrixView b, PackedMatrix packed, float[] c, int cOffset, int ldc,
+                            boolean accumulate, Blocking blocking) {
+        int m = a.rows();
+        int n = packed != null ? packed.cols() : b.cols();
+        int k = a.cols();
+        if (m == 0 || n == 0) {
+            return;
+        }
+        if (k == 0) {
+            if (!accumulate) {
+                for (int i = 0; i < m; i++) {
+                    Arrays.fill(c, cOffset + i * ldc, cOffset + i * ldc + n, 0f);
+                }
+            }
+            return;
+        }
+        int kcMax = packed != null ? packed.kc() : blocking.kc();
+        Workspace ws = WORKSPACE.get();
+        float[] aBuf = ws.a(Vectors.roundUp(Math.min(blocking.mc(), m), MR) * Math.min(kcMax, k));
+        float[] bBuf = packed != null ? packed.data()
+                : ws.b(Math.min(kcMax, k) * Vectors.roundUp(Math.min(blocking.nc(), n), NR));
+        int rowBlockCount = (m - 1) / blocking.mc() + 1;
+        for (int jc = 0; jc < n; jc += blocking.nc()) {
+            int nc = Math.min(blocking.nc(), n - jc);
+            for (int pc = 0; pc < k; pc += kcMax) {
+                int kc = Math.min(kcMax, k - pc);
+                int bOff = 0;
+                if (packed != null) {
+                    bOff = packed.blockOffset(pc, kc, jc);
+                } else {
+                    Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
+                }
+                BlockOfB block = new BlockOfB(bBuf, bOff, pc, kc, jc, nc, accumulate || pc > 0);
+                rowBlocks(a, block, c, cOffset, ldc, blocking.mc(), 0, rowBlockCount, aBuf);
+            }
+        }
+    }
+
+    /**
+     * One packed block of B: rows {@code [pc, pc + kc)} and columns {@code [jc, jc + nc)} in
+     * NR-column panels starting at {@code data[offset]}; {@code accumulate} tells whether the
+     * product is added to C (always after the first K block).
+     */
+    record BlockOfB(float[] data, int offset, int pc, int kc, int jc, int nc, boolean accumulate) {
+    }
+
+    /**
+     * The ic loop, for row blocks {@code [firstBlock, endBlock)} of C (block {@code r} covers
+     * rows {@code [r * mcMax, (r + 1) * mcMax)}): packs the matching rows of A into {@code aBuf}
+     * and runs the macro-kernel against {@code block}. Distinct row-block ranges write disjoint
+     * rows of C and need their own {@code aBuf}, so they may run on different threads once the B
+     * block is packed.
+     */
+    static void rowBlocks(MatrixView a, BlockOfB block, float[] c, int cOffset, int ldc, int mcMax,
+                          int firstBlock, int endBlock, float[] aBuf) {
+        int m = a.rows();
+        for (int r = firstBlock; r < endBlock; r++) {
+            int ic = r * mcMax;
+            int mc = Math.min(mcMax, m - ic);
+            Packing.packA(a, ic, mc, block.pc(), block.kc(), aBuf);
+            macroKernel(aBuf, block, mc, c, cOffset + ic * ldc + block.jc(), ldc);
+        }
+    }
+
+    /**
+     * The jr and ir loops over one packed {@code mc x kc} block of A and the packed B block: each
+     * NR-column B micro-panel is loaded into L1 once and swept by every MR-row A micro-panel.
+     */
+    private static void macroKernel(float[] aBuf, BlockOfB block, int mc, float[] c, int cOff, int ldc) {
+        int kc = block.kc();
+        int nc = block.nc();
+        float[] b = block.data();
+        for (int jr = 0; jr < nc; jr += NR) {
+            int nr = Math.min(NR, nc - jr);
+            int bPanel = block.offset() + jr * kc;
+            for (int ir = 0; ir < mc; ir += MR) {
+                int mr = Math.min(MR, mc - ir);
+                MicroKernel.block(kc, aBuf, ir * kc, kc, b, bPanel,
+                        c, cOff + ir * ldc + jr, ldc, mr, nr, block.accumulate());
+            }
+        }
+    }
+
+    private static void checkOperands(MatrixView a, int bRows, int bCols, float[] c, int cOffset, int ldc) {
+        Objects.requireNonNull(a, "a");
+        Objects.requireNonNull(c, "c");
+        if (a.cols() != bRows) {
+            throw new IllegalArgumentException("a.cols() must equal b.rows() (" + bRows + "), got a.cols() = "
+                    + a.cols());
+        }
+        int m = a.rows();
+        if (ldc < bCols) {
+            throw new IllegalArgumentException("ldc must be >= b.cols() (" + bCols + "), got " + ldc);
+        }
+        if (cOffset < 0) {
+            throw new IllegalArgumentException("cOffset must be >= 0, got " + cOffset);
+        }
+        long needed = m == 0 || bCols == 0 ? cOffset : cOffset + (long) (m - 1) * ldc + bCols;
+        if (needed > c.length) {
+            throw new IllegalArgumentException("c.length must be >= " + needed
+                    + " (cOffset + (a.rows() - 1) * ldc + b.cols()), got " + c.length);
+        }
+    }
+
+    /** Per-thread packing buffers, grown on demand and reused across calls. */
+    private static final class Workspace {
+        private float[] a = new float[0];
+        private float[] b = new float[0];
+
+        float[] a(int size) {
+            if (a.length < size) {
+                a = new float[size];
+            }
+            return a;
+        }
+
+        float[] b(int size) {
+            if (b.length < size) {
+                b = new float[size];
+            }
+            return b;
+        }
+    }
+}
