@@ -1,0 +1,89 @@
+package io.github.attn4j;
+
+import io.github.attn4j.reference.ReferenceAttention;
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+
+import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.LENGTHS;
+import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.uniform;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+/** {@link MultiHeadAttention} against {@link ReferenceAttention#multiHead} on random configurations, inputs and masks. */
+class MultiHeadAttentionPropertyTest {
+    /** (embedDim, numHeads, headDim or 0 for embedDim/numHeads, kvHeads). */
+    private static final int[][] CONFIGS = {
+            {64, 4, 0, 4}, {64, 4, 0, 2}, {64, 1, 16, 1}, {48, 3, 13, 1}, {40, 5, 7, 5},
+            {96, 6, 17, 3}, {32, 8, 0, 8}, {33, 3, 0, 3}, {16, 2, 24, 1}, {24, 4, 1, 2}};
+
+    @Test
+    void moduleMatchesReference() {
+        qt().withExamples(150).forAll(LENGTHS, LENGTHS, integers().between(0, RandomMasks.KINDS - 1), longs().all())
+                .checkAssert(MultiHeadAttentionPropertyTest::check);
+    }
+
+    @Test
+    void edgeLengthsWithEveryConfiguration() {
+        int[] sizes = {1, 13, 17, 207};
+        int n = 0;
+        for (int lq : sizes) {
+            for (int lk : sizes) {
+                check(lq, lk, n % RandomMasks.KINDS, 1000L + n);
+                n++;
+            }
+        }
+    }
+
+    private static void check(int lq, int lk, int maskKind, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        int[] c = CONFIGS[random.nextInt(CONFIGS.length)];
+        int e = c[0], h = c[1], hd = c[2] == 0 ? e / h : c[2], kvh = c[3];
+        boolean bias = random.nextBoolean();
+        boolean self = random.nextInt(3) == 0;
+        int batch = 1 + random.nextInt(4);
+        if (self) {
+            lk = lq;
+        }
+        float bound = (float) (1 / Math.sqrt(e));
+        float[] wq = weights(random, h * hd * e, bound), wk = weights(random, kvh * hd * e, bound);
+        float[] wv = weights(random, kvh * hd * e, bound), wo = weights(random, e * h * hd, (float) (1 / Math.sqrt(h * hd)));
+        float[] bq = bias ? weights(random, h * hd, 0.5f) : null, bk = bias ? weights(random, kvh * hd, 0.5f) : null;
+        float[] bv = bias ? weights(random, kvh * hd, 0.5f) : null, bo = bias ? weights(random, e, 0.5f) : null;
+
+        MultiHeadAttention.Builder builder = MultiHeadAttention.builder(e, h).kvHeads(kvh).bias(bias).weights(wq, wk, wv, wo);
+        if (c[2] != 0) {
+            builder.headDim(hd);
+        }
+        if (bias) {
+            builder.biases(bq, bk, bv, bo);
+        }
+        MultiHeadAttention module = builder.build();
+        ReferenceAttention.Parameters p = new ReferenceAttention.Parameters(e, h, kvh, hd, (float) (1 / Math.sqrt(hd)),
+                wq, wk, wv, wo, bq, bk, bv, bo);
+
+        Tensor query = uniform(random, batch, lq, e);
+        Tensor key = self ? query : uniform(random, batch, lk, e);
+        Tensor value = self ? query : uniform(random, batch, lk, e);
+        AttentionMask mask = RandomMasks.of(maskKind, random, batch, h, lq, lk);
+
+        AttentionOutput expected = ReferenceAttention.multiHead(query, key, value, mask, p);
+        int reduction = e + hd + lk + h * hd;
+        String what = "E=" + e + " H=" + h + " hd=" + hd + " KVH=" + kvh + " bias=" + bias + " self=" + self
+                + " B=" + batch + " Lq=" + lq + " Lk=" + lk + " " + mask;
+        Tensor out = self ? module.forward(query, mask) : module.forward(query, key, value, mask);
+        Tolerance.assertClose(expected.output().toArray(), out.toArray(), reduction, what);
+        AttentionOutput both = module.forwardWithWeights(query, key, value, mask);
+        Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), reduction, what + " (with weights)");
+        Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), e + hd, what + " weights");
+    }
+
+    private static float[] weights(SplittableRandom random, int n, float bound) {
+        float[] w = new float[n];
+        for (int i = 0; i < n; i++) {
+            w[i] = (float) random.nextDouble(-bound, bound);
+        }
+        return w;
+    }
+}
