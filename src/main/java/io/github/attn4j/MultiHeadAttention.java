@@ -15,7 +15,8 @@ import io.github.attn4j.kernel.HeadLayout;
  * </pre>
  * with {@code scale = 1/√hd} and masks as documented in {@link AttentionMask}. A built module is
  * immutable: its weights are copied and pre-packed for the GEMM kernel at build time, and it may
- * be shared between threads.
+ * be shared between threads. One call uses up to {@link Builder#threads} threads and returns
+ * the same bits whatever that number is.
  */
 public final class MultiHeadAttention {
     private final int embedDim;
@@ -23,6 +24,7 @@ public final class MultiHeadAttention {
     private final int kvHeads;
     private final int headDim;
     private final float scale;
+    private final int threads;
     private final Projection q;
     private final Projection k;
     private final Projection v;
@@ -36,6 +38,7 @@ public final class MultiHeadAttention {
         this.kvHeads = b.kvHeads;
         this.headDim = b.headDim;
         this.scale = (float) (1.0 / Math.sqrt(headDim));
+        this.threads = b.threads;
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
         this.q = new Projection(wq, bq, qWidth, embedDim);
@@ -68,6 +71,11 @@ public final class MultiHeadAttention {
     /** Width of one head hd. */
     public int headDim() {
         return headDim;
+    }
+
+    /** Number of threads one call may use. */
+    public int threads() {
+        return threads;
     }
 
     /** Attention of {@code query (B, Lq, E)} over {@code key, value (B, Lk, E)}; returns {@code (B, Lq, E)}. */
@@ -114,21 +122,21 @@ public final class MultiHeadAttention {
         HeadLayout qHeads, kHeads, vHeads;
         if (self) {
             int width = qkv.outFeatures;
-            float[] buf = qkv.apply(query.data(), qkvSize);
+            float[] buf = qkv.apply(query.data(), qkvSize, threads);
             qHeads = HeadLayout.tokenMajor(buf, 0, batch, lq, numHeads, headDim, width);
             kHeads = HeadLayout.tokenMajor(buf, qWidth, batch, lk, kvHeads, headDim, width);
             vHeads = HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, lk, kvHeads, headDim, width);
         } else {
-            qHeads = HeadLayout.tokenMajor(q.apply(query.data(), qSize), 0, batch, lq, numHeads, headDim, qWidth);
-            kHeads = HeadLayout.tokenMajor(k.apply(key.data(), kvSize), 0, batch, lk, kvHeads, headDim, kvWidth);
-            vHeads = HeadLayout.tokenMajor(v.apply(value.data(), kvSize), 0, batch, lk, kvHeads, headDim, kvWidth);
+            qHeads = HeadLayout.tokenMajor(q.apply(query.data(), qSize, threads), 0, batch, lq, numHeads, headDim, qWidth);
+            kHeads = HeadLayout.tokenMajor(k.apply(key.data(), kvSize, threads), 0, batch, lk, kvHeads, headDim, kvWidth);
+            vHeads = HeadLayout.tokenMajor(v.apply(value.data(), kvSize, threads), 0, batch, lk, kvHeads, headDim, kvWidth);
         }
         float[] attended = new float[qSize];
         float[] weights = withWeights ? new float[weightsSize] : null;
         AttentionKernel.forward(qHeads, kHeads, vHeads,
                 HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth),
-                mask.toScoreMask(batch, numHeads, lq, lk), scale, weights);
-        float[] result = out.apply(attended, outSize);
+                mask.toScoreMask(batch, numHeads, lq, lk), scale, weights, threads);
+        float[] result = out.apply(attended, outSize, threads);
         return new AttentionOutput(Tensor.of(result, batch, lq, embedDim),
                 weights == null ? null : Tensor.of(weights, batch, numHeads, lq, lk));
     }
@@ -144,6 +152,7 @@ public final class MultiHeadAttention {
         private float[] wq, wk, wv, wo;
         private float[] bq, bk, bv, bo;
         private long seed;
+        private int threads = Runtime.getRuntime().availableProcessors();
 
         private Builder(int embedDim, int numHeads) {
             this.embedDim = Checks.positive(embedDim, "embedDim");
@@ -200,6 +209,16 @@ public final class MultiHeadAttention {
          */
         public Builder seed(long seed) {
             this.seed = seed;
+            return this;
+        }
+
+        /**
+         * Threads one forward call may use (default: available processors). Work is split into
+         * independent blocks of rows and (head, query tile) pairs, each reduced in a fixed order,
+         * so the output is bit-identical for every thread count.
+         */
+        public Builder threads(int threads) {
+            this.threads = Checks.positive(threads, "threads");
             return this;
         }
 

@@ -46,8 +46,11 @@ final class Projection {
         return new Projection(w, b, out, in);
     }
 
-    /** Applies the layer to {@code x}, rows of {@code inFeatures}; {@code outputSize} is rows x outFeatures, already checked. */
-    float[] apply(float[] x, int outputSize) {
+    /**
+     * Applies the layer to {@code x}, rows of {@code inFeatures}, on up to {@code threads}
+     * threads; {@code outputSize} is rows x outFeatures, already checked.
+     */
+    float[] apply(float[] x, int outputSize, int threads) {
         int rows = inFeatures == 0 ? outputSize / Math.max(1, outFeatures) : x.length / inFeatures;
         float[] y = new float[outputSize];
         if (bias != null) {
@@ -55,7 +58,8 @@ final class Projection {
                 System.arraycopy(bias, 0, y, r * outFeatures, outFeatures);
             }
         }
-        Gemm.multiply(MatrixView.rowMajor(x, 0, rows, inFeatures, inFeatures), packed, y, 0, outFeatures, bias != null);
+        Gemm.multiply(MatrixView.rowMajor(x, 0, rows, inFeatures, inFeatures), packed, y, 0, outFeatures, bias != null,
+                threads);
         return y;
     }
 }

@@ -24,9 +24,17 @@ public final class ScaledDotProductAttention {
         return apply(q, k, v, mask, (float) (1.0 / Math.sqrt(q.dim(3))));
     }
 
-    /** Attention with an explicit scale applied to {@code Q Kᵀ} before masking. */
+    /** Attention with an explicit scale applied to {@code Q Kᵀ} before masking, on all available processors. */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
-        return run(q, k, v, mask, scale, false).output();
+        return apply(q, k, v, mask, scale, Runtime.getRuntime().availableProcessors());
+    }
+
+    /**
+     * Attention on up to {@code threads} threads; the result is bit-identical for every thread
+     * count.
+     */
+    public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, int threads) {
+        return run(q, k, v, mask, scale, false, Checks.positive(threads, "threads")).output();
     }
 
     /**
@@ -34,10 +42,11 @@ public final class ScaledDotProductAttention {
      * materialized, so memory grows with {@code Lq * Lk}.
      */
     public static AttentionOutput applyWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
-        return run(q, k, v, mask, scale, true);
+        return run(q, k, v, mask, scale, true, Runtime.getRuntime().availableProcessors());
     }
 
-    private static AttentionOutput run(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, boolean withWeights) {
+    private static AttentionOutput run(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, boolean withWeights,
+                                       int threads) {
         Checks.rank(q, 4, "q", "(B, H, Lq, d)");
         Checks.rank(k, 4, "k", "(B, KVH, Lk, d)");
         Checks.rank(v, 4, "v", "(B, KVH, Lk, dv)");
@@ -65,7 +74,7 @@ public final class ScaledDotProductAttention {
                 HeadLayout.headsMajor(v.data(), batch, kvHeads, lk, dv),
                 HeadLayout.headsMajor(out.data(), batch, heads, lq, dv),
                 mask.toScoreMask(batch, heads, lq, lk), scale,
-                weights == null ? null : weights.data());
+                weights == null ? null : weights.data(), threads);
         return new AttentionOutput(out, weights);
     }
 }

@@ -42,31 +42,49 @@ public final class AttentionKernel {
      */
     public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
                                ScoreMask mask, float scale, float[] weights) {
+        forward(q, k, v, out, mask, scale, weights, 1);
+    }
+
+    /**
+     * As {@link #forward(HeadLayout, HeadLayout, HeadLayout, HeadLayout, ScoreMask, float, float[])}
+     * on up to {@code threads} threads. Every (query head, query tile) is one task computed start
+     * to finish by one thread, so the result is bit-identical for every thread count.
+     *
+     * @throws IllegalArgumentException also if {@code threads < 1}
+     */
+    public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
+                               ScoreMask mask, float scale, float[] weights, int threads) {
         checkShapes(q, k, v, out, weights);
+        require(threads >= 1, "threads", "at least 1", threads);
         int groups = k.heads();
         int perGroup = groups == 0 ? 0 : q.heads() / groups;
-        Workspace ws = new Workspace(k.length(), k.width(), v.width(), weights != null ? 0 : BK);
+        int queryTiles = (q.length() + BQ - 1) / BQ;
+        int tasks = perGroup * queryTiles;
+        PackedKeysValues kv = new PackedKeysValues(k.length(), k.width(), v.width());
+        TileState[] states = new TileState[Parallel.workers(threads, tasks)];
         for (int b = 0; b < q.batch(); b++) {
             for (int g = 0; g < groups; g++) {
-                ws.pack(k, v, b, g);
-                for (int h = g * perGroup; h < (g + 1) * perGroup; h++) {
-                    for (int i0 = 0; i0 < q.length(); i0 += BQ) {
-                        int rows = Math.min(BQ, q.length() - i0);
-                        if (weights == null) {
-                            onlineTile(q, out, mask, scale, ws, b, h, i0, rows);
-                        } else {
-                            materializedTile(q, out, mask, scale, ws, weights, b, h, i0, rows);
-                        }
+                kv.pack(k, v, b, g);
+                int batch = b, firstHead = g * perGroup;
+                Parallel.forEach(threads, tasks, (task, worker) -> {
+                    TileState ts = states[worker] == null ? (states[worker] = new TileState(kv, weights == null)) : states[worker];
+                    int h = firstHead + task / queryTiles;
+                    int i0 = task % queryTiles * BQ;
+                    int rows = Math.min(BQ, q.length() - i0);
+                    if (weights == null) {
+                        onlineTile(q, out, mask, scale, kv, ts, batch, h, i0, rows);
+                    } else {
+                        materializedTile(q, out, mask, scale, kv, ts, weights, batch, h, i0, rows);
                     }
-                }
+                });
             }
         }
     }
 
     private static void onlineTile(HeadLayout q, HeadLayout out, ScoreMask mask, float scale,
-                                   Workspace ws, int b, int h, int i0, int rows) {
-        int keys = ws.keys;
-        int dvPad = ws.dvPad;
+                                   PackedKeysValues kv, TileState ws, int b, int h, int i0, int rows) {
+        int keys = kv.keys;
+        int dvPad = kv.dvPad;
         float[] s = ws.scores;
         float[] o = ws.acc;
         java.util.Arrays.fill(o, 0, rows * dvPad, 0f);
@@ -79,7 +97,7 @@ public final class AttentionKernel {
             if (mask.masksAllKeys(b, h, j0, j0 + nk)) {
                 continue;
             }
-            scoreTile(q, ws, b, h, i0, rows, j0, nk, s, BK);
+            scoreTile(q, kv, b, h, i0, rows, j0, nk, s, 0, BK);
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
                 int n = Math.max(0, Math.min(nk, mask.keyLimit(i0 + r, keys) - j0));
@@ -92,14 +110,14 @@ public final class AttentionKernel {
                 }
                 float sum = Softmax.expShiftSum(s, off, n, newMax);
                 Softmax.fill(s, off + n, nk - n, 0f);
-                float correction = oldMax == newMax ? 1f : (float) Math.exp(oldMax - newMax);
+                float correction = oldMax == newMax ? 1f : (float) StrictMath.exp(oldMax - newMax);
                 if (correction != 1f) {
                     Softmax.scale(o, r * dvPad, dvPad, correction);
                 }
                 ws.rowSum[r] = ws.rowSum[r] * correction + sum;
                 ws.rowMax[r] = newMax;
             }
-            multiplyValues(ws, s, BK, rows, j0, nk, o);
+            multiplyValues(kv, s, 0, BK, rows, j0, nk, o);
         }
         for (int r = 0; r < rows; r++) {
             float l = ws.rowSum[r];
@@ -108,46 +126,37 @@ public final class AttentionKernel {
         store(out, o, dvPad, b, h, i0, rows);
     }
 
-    private static void materializedTile(HeadLayout q, HeadLayout out, ScoreMask mask, float scale, Workspace ws,
-                                         float[] weights, int b, int h, int i0, int rows) {
-        int keys = ws.keys;
+    private static void materializedTile(HeadLayout q, HeadLayout out, ScoreMask mask, float scale,
+                                         PackedKeysValues kv, TileState ws, float[] weights, int b, int h, int i0, int rows) {
+        int keys = kv.keys;
         int base = ((b * q.heads() + h) * q.length() + i0) * keys;
-        scoreTile(q, ws, b, h, i0, rows, 0, keys, weights, base, keys);
+        scoreTile(q, kv, b, h, i0, rows, 0, keys, weights, base, keys);
         Softmax.scaleMaskRows(weights, base, rows, keys, keys, mask, b, h, i0, scale);
-        java.util.Arrays.fill(ws.acc, 0, rows * ws.dvPad, 0f);
-        multiplyValues(ws, weights, base, keys, rows, 0, keys, ws.acc);
-        store(out, ws.acc, ws.dvPad, b, h, i0, rows);
+        java.util.Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);
+        multiplyValues(kv, weights, base, keys, rows, 0, keys, ws.acc);
+        store(out, ws.acc, kv.dvPad, b, h, i0, rows);
     }
 
-    /** Scores of query rows {@code i0..i0+rows)} against keys {@code j0..j0+nk)} into {@code c} (row stride ldc). */
-    private static void scoreTile(HeadLayout q, Workspace ws, int b, int h, int i0, int rows,
-                                  int j0, int nk, float[] c, int ldc) {
-        scoreTile(q, ws, b, h, i0, rows, j0, nk, c, 0, ldc);
-    }
-
-    private static void scoreTile(HeadLayout q, Workspace ws, int b, int h, int i0, int rows,
+    /** Scores of query rows {@code i0..i0+rows)} against keys {@code j0..j0+nk)} into {@code c[cOff...]} (row stride ldc). */
+    private static void scoreTile(HeadLayout q, PackedKeysValues kv, int b, int h, int i0, int rows,
                                   int j0, int nk, float[] c, int cOff, int ldc) {
-        int d = ws.d;
+        int d = kv.d;
         for (int jr = 0; jr < nk; jr += NR) {
             int panel = (j0 + jr) / NR * NR * d;
             int nr = Math.min(NR, nk - jr);
             for (int ir = 0; ir < rows; ir += MR) {
-                MicroKernel.block(d, q.data(), q.at(b, i0 + ir, h), q.rowStride(), ws.keyPanels, panel,
+                MicroKernel.block(d, q.data(), q.at(b, i0 + ir, h), q.rowStride(), kv.keyPanels, panel,
                         c, cOff + ir * ldc + jr, ldc, Math.min(MR, rows - ir), nr, false);
             }
         }
     }
 
-    private static void multiplyValues(Workspace ws, float[] p, int ldp, int rows, int j0, int nk, float[] o) {
-        multiplyValues(ws, p, 0, ldp, rows, j0, nk, o);
-    }
-
     /** {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}. */
-    private static void multiplyValues(Workspace ws, float[] p, int pOff, int ldp, int rows, int j0, int nk, float[] o) {
-        int dvPad = ws.dvPad;
+    private static void multiplyValues(PackedKeysValues kv, float[] p, int pOff, int ldp, int rows, int j0, int nk, float[] o) {
+        int dvPad = kv.dvPad;
         for (int jr = 0; jr < dvPad; jr += NR) {
             for (int ir = 0; ir < rows; ir += MR) {
-                MicroKernel.block(nk, p, pOff + ir * ldp, ldp, ws.valuePanels, (jr * ws.keys + j0 * NR),
+                MicroKernel.block(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, jr * kv.keys + j0 * NR,
                         o, ir * dvPad + jr, dvPad, Math.min(MR, rows - ir), NR, true);
             }
         }
@@ -183,26 +192,20 @@ public final class AttentionKernel {
         }
     }
 
-    /** Per-call scratch: packed keys and values of one (batch, kv head) and one tile's state. */
-    private static final class Workspace {
+    /** Keys and values of one (batch, kv head), packed once and read by every tile of its query heads. */
+    private static final class PackedKeysValues {
         final int keys;
         final int d;
         final int dvPad;
         final float[] keyPanels;
         final float[] valuePanels;
-        final float[] scores;
-        final float[] acc;
-        final float[] rowMax = new float[BQ];
-        final float[] rowSum = new float[BQ];
 
-        Workspace(int keys, int d, int dv, int scoreCols) {
+        PackedKeysValues(int keys, int d, int dv) {
             this.keys = keys;
             this.d = d;
             this.dvPad = Math.max(NR, Vectors.roundUp(dv, NR));
             this.keyPanels = new float[Vectors.roundUp(keys, NR) * d];
             this.valuePanels = new float[keys * dvPad];
-            this.scores = new float[BQ * scoreCols];
-            this.acc = new float[BQ * dvPad];
         }
 
         /**
@@ -226,6 +229,19 @@ public final class AttentionKernel {
                     System.arraycopy(v.data(), v.at(b, j, g) + c0, valuePanels, panel + j * NR, width);
                 }
             }
+        }
+    }
+
+    /** One worker's state for a query tile: score tile, output accumulator, running max and sum per row. */
+    private static final class TileState {
+        final float[] scores;
+        final float[] acc;
+        final float[] rowMax = new float[BQ];
+        final float[] rowSum = new float[BQ];
+
+        TileState(PackedKeysValues kv, boolean online) {
+            this.scores = new float[online ? BQ * BK : 0];
+            this.acc = new float[BQ * kv.dvPad];
         }
     }
 }

@@ -75,7 +75,24 @@ public final class Gemm {
     public static void multiply(MatrixView a, MatrixView b, float[] c, int cOffset, int ldc, boolean accumulate) {
         Objects.requireNonNull(b, "b");
         checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, b, null, c, cOffset, ldc, accumulate, Blocking.DEFAULT);
+        run(a, b, null, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
+    }
+
+    /**
+     * {@link #multiply(MatrixView, PackedMatrix, float[], int, int, boolean)} on up to
+     * {@code threads} threads: row blocks of C are split between threads and the reduction
+     * order of every element is the same as on one thread, so the result is bit-identical.
+     *
+     * @throws IllegalArgumentException also if {@code threads < 1}
+     */
+    public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate,
+                                int threads) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
+        run(a, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, threads);
     }
 
     /**
@@ -88,7 +105,7 @@ public final class Gemm {
     public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate) {
         Objects.requireNonNull(b, "b");
         checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT);
+        run(a, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
     }
 
     /**
@@ -128,7 +145,7 @@ public final class Gemm {
                          Blocking blocking) {
         Objects.requireNonNull(b, "b");
         checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, b, null, c, cOffset, ldc, accumulate, blocking);
+        run(a, b, null, c, cOffset, ldc, accumulate, blocking, 1);
     }
 
     /**
@@ -139,7 +156,7 @@ public final class Gemm {
                          Blocking blocking) {
         Objects.requireNonNull(b, "b");
         checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, null, b, c, cOffset, ldc, accumulate, blocking);
+        run(a, null, b, c, cOffset, ldc, accumulate, blocking, 1);
     }
 
     /**
@@ -149,7 +166,7 @@ public final class Gemm {
      * thread's buffer.
      */
     private static void run(MatrixView a, MatrixView b, PackedMatrix packed, float[] c, int cOffset, int ldc,
-                            boolean accumulate, Blocking blocking) {
+                            boolean accumulate, Blocking blocking, int threads) {
         int m = a.rows();
         int n = packed != null ? packed.cols() : b.cols();
         int k = a.cols();
@@ -165,11 +182,14 @@ public final class Gemm {
             return;
         }
         int kcMax = packed != null ? packed.kc() : blocking.kc();
+        // With several threads, row blocks shrink so that every thread gets one.
+        int mc = threads == 1 ? blocking.mc()
+                : Math.min(blocking.mc(), Vectors.roundUp((m + threads - 1) / threads, MR));
+        int aSize = Vectors.roundUp(Math.min(mc, m), MR) * Math.min(kcMax, k);
         Workspace ws = WORKSPACE.get();
-        float[] aBuf = ws.a(Vectors.roundUp(Math.min(blocking.mc(), m), MR) * Math.min(kcMax, k));
         float[] bBuf = packed != null ? packed.data()
                 : ws.b(Math.min(kcMax, k) * Vectors.roundUp(Math.min(blocking.nc(), n), NR));
-        int rowBlockCount = (m - 1) / blocking.mc() + 1;
+        int rowBlockCount = (m - 1) / mc + 1;
         for (int jc = 0; jc < n; jc += blocking.nc()) {
             int nc = Math.min(blocking.nc(), n - jc);
             for (int pc = 0; pc < k; pc += kcMax) {
@@ -181,7 +201,8 @@ public final class Gemm {
                     Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
                 }
                 BlockOfB block = new BlockOfB(bBuf, bOff, pc, kc, jc, nc, accumulate || pc > 0);
-                rowBlocks(a, block, c, cOffset, ldc, blocking.mc(), 0, rowBlockCount, aBuf);
+                Parallel.forEach(threads, rowBlockCount, (r, worker) ->
+                        rowBlocks(a, block, c, cOffset, ldc, mc, r, r + 1, WORKSPACE.get().a(aSize)));
             }
         }
     }

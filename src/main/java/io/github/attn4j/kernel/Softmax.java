@@ -100,17 +100,16 @@ public final class Softmax {
         FloatVector sum = FloatVector.zero(S);
         int j = 0;
         for (; j <= n - L; j += L) {
-            FloatVector e = FloatVector.fromArray(S, x, off + j).sub(sh).lanewise(VectorOperators.EXP);
+            FloatVector e = VectorMath.exp(FloatVector.fromArray(S, x, off + j).sub(sh));
             e.intoArray(x, off + j);
             sum = sum.add(e);
         }
-        if (j < n) {
-            VectorMask<Float> tail = S.indexInRange(j, n);
-            FloatVector e = FloatVector.fromArray(S, x, off + j, tail).sub(sh).lanewise(VectorOperators.EXP, tail);
-            e.intoArray(x, off + j, tail);
-            sum = sum.add(e, tail);
+        float total = VectorMath.sumLanes(sum);
+        for (; j < n; j++) {
+            x[off + j] = (float) StrictMath.exp(x[off + j] - shift);
+            total += x[off + j];
         }
-        return sum.reduceLanes(VectorOperators.ADD);
+        return total;
     }
 
     /** Multiplies {@code x[off..off+n)} by {@code factor}. */
