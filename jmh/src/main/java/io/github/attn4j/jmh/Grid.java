@@ -21,7 +21,8 @@ import java.util.Map;
  * prints effective GFLOP/s (from the median iteration time) as tables and writes JMH's JSON.
  *
  * <p>Arguments are {@code key=value} pairs overriding the defaults: {@code heads=1,8,16
- * lengths=128,512,2048 masks=none,causal warmup=2 iterations=3 time=1 out=target/jmh-grid.json}.
+ * lengths=128,512,2048 masks=none,causal threads=1 warmup=2 iterations=3 time=1
+ * out=target/jmh-grid.json} ({@code threads} is the module's thread count).
  */
 public final class Grid {
     private Grid() {
@@ -30,7 +31,7 @@ public final class Grid {
     public static void main(String[] args) throws RunnerException {
         Map<String, String> opt = new LinkedHashMap<>(Map.of(
                 "heads", "1,8,16", "lengths", "128,512,2048", "masks", "none,causal",
-                "warmup", "2", "iterations", "3", "time", "1", "out", "target/jmh-grid.json"));
+                "threads", "1", "warmup", "2", "iterations", "3", "time", "1", "out", "target/jmh-grid.json"));
         for (String arg : args) {
             int eq = arg.indexOf('=');
             if (eq < 0 || !opt.containsKey(arg.substring(0, eq))) {
@@ -50,6 +51,7 @@ public final class Grid {
                 .param("numHeads", heads)
                 .param("seqLen", lengths)
                 .param("mask", masks)
+                .param("threads", opt.get("threads"))
                 .param("size", "512")
                 .warmupIterations(Integer.parseInt(opt.get("warmup")))
                 .measurementIterations(Integer.parseInt(opt.get("iterations")))
@@ -61,7 +63,7 @@ public final class Grid {
                 .result(opt.get("out"));
         Collection<RunResult> results = new Runner(builder.build()).run();
         System.out.println();
-        System.out.println(report(results, heads, lengths, masks));
+        System.out.println(report(results, heads, lengths, masks, opt.get("threads")));
         System.out.println("JMH results (JSON): " + opt.get("out"));
     }
 
@@ -70,12 +72,13 @@ public final class Grid {
         return r.getPrimaryResult().getStatistics().getPercentile(50);
     }
 
-    static String report(Collection<RunResult> results, String[] heads, String[] lengths, String[] masks) {
+    static String report(Collection<RunResult> results, String[] heads, String[] lengths, String[] masks, String threads) {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%s, %d float lanes, 1 thread. Effective GFLOP/s = (8·B·L·E² + 4·B·L²·E) / median time%n",
+        sb.append(String.format(Locale.ROOT, "%s, %d float lanes. Effective GFLOP/s = (8·B·L·E² + 4·B·L²·E) / median time%n",
                 Runtime.version(), jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.length()));
         for (String mask : masks) {
-            sb.append(String.format(Locale.ROOT, "%nMultiHeadAttention.forward, E=512, B=1, mask=%s%n", mask));
+            sb.append(String.format(Locale.ROOT, "%nMultiHeadAttention.forward, E=512, B=1, mask=%s, threads=%s: GFLOP/s (median ms)%n",
+                    mask, threads));
             sb.append(String.format(Locale.ROOT, "%-8s", "heads"));
             for (String l : lengths) {
                 sb.append(String.format(Locale.ROOT, "%18s", "L=" + l));

@@ -45,13 +45,16 @@ public class MultiHeadAttentionBenchmark {
     @Param({"1"})
     public int batch;
 
+    @Param({"1"})
+    public int threads;
+
     private MultiHeadAttention module;
     private Tensor x;
     private AttentionMask attentionMask;
 
     @Setup
     public void setUp() {
-        module = MultiHeadAttention.builder(embedDim, numHeads).seed(42).build();
+        module = MultiHeadAttention.builder(embedDim, numHeads).seed(42).threads(threads).build();
         x = Inputs.uniform(new SplittableRandom(7), batch, seqLen, embedDim);
         attentionMask = Inputs.mask(mask, batch, seqLen);
     }

@@ -41,6 +41,9 @@ public class ScaledDotProductAttentionBenchmark {
     @Param({"none", "causal", "padding"})
     public String mask;
 
+    @Param({"1"})
+    public int threads;
+
     private Tensor q;
     private Tensor k;
     private Tensor v;
@@ -57,6 +60,6 @@ public class ScaledDotProductAttentionBenchmark {
 
     @Benchmark
     public Tensor attention() {
-        return ScaledDotProductAttention.apply(q, k, v, attentionMask);
+        return ScaledDotProductAttention.apply(q, k, v, attentionMask, (float) (1 / Math.sqrt(headDim)), threads);
     }
 }
