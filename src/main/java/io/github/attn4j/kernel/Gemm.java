@@ -22,21 +22,21 @@ import java.util.Objects;
  * lanes, L1d 32 KiB and L2 1 MiB per core (sysfs; not the 48 KiB L1d first assumed), so
  * MR = 6 and NR = 32. Zen 4 executes a 512-bit FMA in two 256-bit halves: one vector FMA per
  * cycle, about 116 GFLOP/s per core (FmaPeakBenchmark). At that rate a micro-kernel step (12
- * FMAs, 12 cycles) needs 128 bytes of B and 24 of A, which L2 supplies with room to spare, so the
- * blocking is forgiving:
+ * FMAs, 12 cycles) needs 128 bytes of B and 24 of A, about 13 bytes per cycle, which L2 supplies
+ * several times over; what costs is moving C, whose tiles are loaded and stored once per K block.
  * <ul>
- *   <li><b>KC = 256</b>: the B micro-panel reused by every ir iteration is
- *       {@code KC * NR * 4 = 32 KiB}; it does not stay wholly in L1 beside the 6 KiB A
- *       micro-panel, but its rows are read in order and L2 keeps up. A deep KC amortises the load
- *       and store of each C tile over {@code KC} FMAs per accumulator. Measured at 512^3 with
- *       KC = 128, 192, 256, 320, 384, 512: 192 to 320 within the run-to-run noise (about 3%) of
- *       one another, 128 and 384 a few percent lower.</li>
- *   <li><b>MC = 384</b>: the packed A block {@code MC * KC * 4 = 384 KiB} stays in L2 beside
- *       the B micro-panel and the C tiles, and is swept once per jr iteration. MC from 48 to 768
- *       made no difference beyond noise at 512^3; 384 is the L2 budget's choice.</li>
- *   <li><b>NC = 4096</b>: the packed B block {@code KC * NC * 4 = 4 MiB} lives in the shared
+ *   <li><b>KC = 512</b>: deep K blocks, so C makes few round trips to L3 or memory (one for
+ *       K = 512). The B micro-panel {@code KC * NR * 4 = 64 KiB} outgrows L1 and streams from L2
+ *       at the 13 bytes per cycle above. Against KC = 256 (which kept the micro-panel at L1
+ *       size), KC = 512 made the 512 x 1536 projection 8 to 18% faster, 512^3 about 5% and
+ *       2048^3 about 10%; KC = 128 was slower still, 768 and 1024 no better than 512.</li>
+ *   <li><b>MC = 264</b>: the packed A block {@code MC * KC * 4 = 528 KiB} takes half of L2 and
+ *       is swept once per jr iteration; the other half holds the B micro-panel and C tiles. MC
+ *       from 144 to 312 measured the same within noise (about 3%); 264 splits M = 512 into two
+ *       nearly equal blocks.</li>
+ *   <li><b>NC = 2048</b>: the packed B block {@code KC * NC * 4 = 4 MiB} lives in the shared
  *       L3. NC mainly bounds the per-thread B buffer: the attention weights are at most a few
- *       thousand columns wide, and NC = 512 or 1024 was not faster on the 512 x 1536 projection.</li>
+ *       thousand columns wide, and NC = 512 or 768 was not faster on the 512 x 1536 projection.</li>
  * </ul>
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
@@ -45,7 +45,7 @@ import java.util.Objects;
  * ranges of row blocks to threads without changing any result bit; K is never split.
  *
  * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
- * {@code MC * KC + KC * NC} floats, 4.4 MiB, sized to the largest call so far), so concurrent
+ * {@code MC * KC + KC * NC} floats, 4.5 MiB, sized to the largest call so far), so concurrent
  * calls from several threads are safe. The elements of C must not overlap elements read
  * through {@code a} or {@code b}; disjoint regions of one array are fine.
  */

@@ -39,11 +39,12 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * floating-point operations, so
  * <pre>GFLOP/s = 2 * M * N * K / (score_ms * 1e6)</pre>
  * ({@link #gflops}); at 512^3 that is {@code 268.4 / score_ms}, and for the projection with
- * L = 512 it is {@code 805.3 / score_ms}. Running this class's {@link #main} instead of the JMH
- * jar's main prints the GFLOP/s of every result after the JMH summary.
+ * L = 512 it is {@code 805.3 / score_ms}.
  *
  * <p>Run: {@code java -jar target/benchmarks.jar GemmBenchmark -f 1 -wi 3 -i 5 -w 1s -r 1s}
- * (add {@code -p size=512} to skip the slower 2048 case).
+ * (add {@code -p size=512} to skip the slower 2048 case). The same options passed to this
+ * class's {@link #main}, {@code java --add-modules jdk.incubator.vector -cp target/benchmarks.jar
+ * io.github.attn4j.jmh.GemmBenchmark -f 1 -p size=512}, also print every result in GFLOP/s.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
