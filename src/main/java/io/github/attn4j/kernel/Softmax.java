@@ -96,20 +96,7 @@ public final class Softmax {
 
     /** Replaces {@code x[off..off+n)} by {@code exp(x - shift)} and returns the sum of the new values. */
     static float expShiftSum(float[] x, int off, int n, float shift) {
-        FloatVector sh = FloatVector.broadcast(S, shift);
-        FloatVector sum = FloatVector.zero(S);
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            FloatVector e = VectorMath.exp(FloatVector.fromArray(S, x, off + j).sub(sh));
-            e.intoArray(x, off + j);
-            sum = sum.add(e);
-        }
-        float total = VectorMath.sumLanes(sum);
-        for (; j < n; j++) {
-            x[off + j] = (float) StrictMath.exp(x[off + j] - shift);
-            total += x[off + j];
-        }
-        return total;
+        return VectorMath.expShiftSum(x, off, n, shift);
     }
 
     /** Multiplies {@code x[off..off+n)} by {@code factor}. */

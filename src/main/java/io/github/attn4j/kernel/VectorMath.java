@@ -37,37 +37,50 @@ final class VectorMath {
     }
 
     /**
-     * {@code e^x} per lane, within 2 ulp of the exact value; 0 for {@code x < -86.6} (results
-     * under 2.4e-38, and {@code -Infinity}), {@code +Infinity} above {@code ln(Float.MAX_VALUE)},
-     * NaN for NaN.
+     * Replaces {@code x[off..off+n)} by {@code e^(x - shift)} and returns the sum of the new
+     * values, added in a fixed order. Each value is within 2 ulp of the exact exponential; 0 for
+     * arguments below -86.6 (results under 2.4e-38, and {@code -Infinity}), {@code +Infinity}
+     * above {@code ln(Float.MAX_VALUE)}, NaN for NaN. The math is written inside the loop: a
+     * helper taking vectors that C2 does not inline boxes them on every call.
      */
-    static FloatVector exp(FloatVector x) {
-        FloatVector clamped = x.max(MIN_ARG).min(MAX_ARG);
-        FloatVector n = clamped.fma(FloatVector.broadcast(S, LOG2E), FloatVector.broadcast(S, ROUND)).sub(ROUND);
-        FloatVector r = n.fma(FloatVector.broadcast(S, -LN2_HI), clamped);
-        r = n.fma(FloatVector.broadcast(S, -LN2_LO), r);
-        FloatVector p = r.fma(FloatVector.broadcast(S, P5), FloatVector.broadcast(S, P4));
-        p = p.fma(r, FloatVector.broadcast(S, P3));
-        p = p.fma(r, FloatVector.broadcast(S, P2));
-        p = p.fma(r, FloatVector.broadcast(S, P1));
-        p = p.fma(r, FloatVector.broadcast(S, P0));
-        p = p.fma(r.mul(r), r).add(1f);
-        // 2^n as 2^(n-1) * 2: n is in [-125, 128], so n - 1 + 127 fits the exponent field [1, 254].
-        IntVector bits = ((IntVector) n.convert(VectorOperators.F2I, 0)).add(126).lanewise(VectorOperators.LSHL, 23);
-        FloatVector result = p.mul(bits.reinterpretAsFloats()).mul(2f);
-        result = result.blend(0f, x.compare(VectorOperators.LT, MIN_ARG));
-        result = result.blend(Float.POSITIVE_INFINITY, x.compare(VectorOperators.GT, MAX_ARG));
-        return result.blend(x, x.test(VectorOperators.IS_NAN));
-    }
-
-    /** Sum of the lanes in lane order (the Vector API's {@code ADD} reduction has no fixed order). */
-    static float sumLanes(FloatVector v) {
-        float[] lanes = new float[L];
-        v.intoArray(lanes, 0);
-        float sum = 0f;
-        for (float lane : lanes) {
-            sum += lane;
+    static float expShiftSum(float[] x, int off, int n, float shift) {
+        FloatVector sh = FloatVector.broadcast(S, shift);
+        FloatVector log2e = FloatVector.broadcast(S, LOG2E);
+        FloatVector round = FloatVector.broadcast(S, ROUND);
+        FloatVector sum = FloatVector.zero(S);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector arg = FloatVector.fromArray(S, x, off + j).sub(sh);
+            FloatVector clamped = arg.max(MIN_ARG).min(MAX_ARG);
+            FloatVector k = clamped.fma(log2e, round).sub(ROUND);
+            FloatVector r = k.fma(FloatVector.broadcast(S, -LN2_HI), clamped);
+            r = k.fma(FloatVector.broadcast(S, -LN2_LO), r);
+            FloatVector p = r.fma(FloatVector.broadcast(S, P5), FloatVector.broadcast(S, P4));
+            p = p.fma(r, FloatVector.broadcast(S, P3));
+            p = p.fma(r, FloatVector.broadcast(S, P2));
+            p = p.fma(r, FloatVector.broadcast(S, P1));
+            p = p.fma(r, FloatVector.broadcast(S, P0));
+            p = p.fma(r.mul(r), r).add(1f);
+            // 2^k as 2^(k-1) * 2: k is in [-125, 128], so k - 1 + 127 fits the exponent field [1, 254].
+            IntVector bits = ((IntVector) k.convert(VectorOperators.F2I, 0)).add(126).lanewise(VectorOperators.LSHL, 23);
+            FloatVector e = p.mul(bits.reinterpretAsFloats()).mul(2f);
+            e = e.blend(0f, arg.compare(VectorOperators.LT, MIN_ARG));
+            e = e.blend(Float.POSITIVE_INFINITY, arg.compare(VectorOperators.GT, MAX_ARG));
+            e = e.blend(arg, arg.test(VectorOperators.IS_NAN));
+            e.intoArray(x, off + j);
+            sum = sum.add(e);
         }
-        return sum;
+        float[] lanes = new float[L];
+        sum.intoArray(lanes, 0);
+        float total = 0f;
+        for (float lane : lanes) {
+            total += lane;
+        }
+        for (; j < n; j++) {
+            float arg = x[off + j] - shift;
+            x[off + j] = arg < MIN_ARG ? 0f : (float) StrictMath.exp(arg);
+            total += x[off + j];
+        }
+        return total;
     }
 }
