@@ -51,7 +51,7 @@ final class Projection {
      * threads; {@code outputSize} is rows x outFeatures, already checked.
      */
     float[] apply(float[] x, int outputSize, int threads) {
-        int rows = inFeatures == 0 ? outputSize / Math.max(1, outFeatures) : x.length / inFeatures;
+        int rows = x.length / inFeatures;
         float[] y = new float[outputSize];
         if (bias != null) {
             for (int r = 0; r < rows; r++) {

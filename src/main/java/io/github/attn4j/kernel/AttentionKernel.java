@@ -108,7 +108,7 @@ public final class AttentionKernel {
                     Softmax.fill(s, off, nk, 0f);
                     continue;
                 }
-                float sum = Softmax.expShiftSum(s, off, n, newMax);
+                float sum = VectorMath.expShiftSum(s, off, n, newMax);
                 Softmax.fill(s, off + n, nk - n, 0f);
                 float correction = oldMax == newMax ? 1f : (float) StrictMath.exp(oldMax - newMax);
                 if (correction != 1f) {

@@ -22,9 +22,6 @@ public final class ScoreMask {
     private static final int L = Vectors.LANES;
     private static final float NEG_INF = Float.NEGATIVE_INFINITY;
 
-    /** A mask that masks nothing. */
-    public static final ScoreMask NONE = new ScoreMask(false, 0, List.of(), List.of());
-
     /** A row source: see the class comment for how a row is located. */
     public record RowSource(float[] data, int offset, int batchStride, int headStride, int rowStride) {
         int rowStart(int b, int h, int i) {
@@ -48,11 +45,6 @@ public final class ScoreMask {
         this.causalShift = causalShift;
         this.keep = keep.toArray(RowSource[]::new);
         this.bias = bias.toArray(RowSource[]::new);
-    }
-
-    /** Whether nothing is masked and nothing added. */
-    public boolean isNone() {
-        return !causal && keep.length == 0 && bias.length == 0;
     }
 
     /** Number of leading keys query {@code i} may attend when only the causal limit applies, in [0, keys]. */

@@ -58,7 +58,7 @@ public final class Softmax {
             fill(x, off, n, 0f);
             return;
         }
-        float sum = expShiftSum(x, off, n, max);
+        float sum = VectorMath.expShiftSum(x, off, n, max);
         scale(x, off, n, 1f / sum);
     }
 
@@ -92,11 +92,6 @@ public final class Softmax {
             m = m.max(FloatVector.fromArray(S, x, off + j, tail).blend(Float.NEGATIVE_INFINITY, tail.not()));
         }
         return m.reduceLanes(VectorOperators.MAX);
-    }
-
-    /** Replaces {@code x[off..off+n)} by {@code exp(x - shift)} and returns the sum of the new values. */
-    static float expShiftSum(float[] x, int off, int n, float shift) {
-        return VectorMath.expShiftSum(x, off, n, shift);
     }
 
     /** Multiplies {@code x[off..off+n)} by {@code factor}. */
