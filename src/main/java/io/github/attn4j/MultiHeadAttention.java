@@ -7,13 +7,14 @@ import io.github.attn4j.kernel.HeadLayout;
  * Multi-head attention with PyTorch {@code nn.MultiheadAttention} semantics ({@code batch_first=True})
  * and {@code nn.Linear} weight layouts, so weights port over one to one.
  *
- * <p>{@code forward(query (B, Lq, E), key (B, Lk, E), value (B, Lk, E))} computes
+ * <p>{@code forward(query (B, Lq, E), key (B, Lk, keyDim), value (B, Lk, valueDim))} (keyDim and
+ * valueDim default to E) computes
  * <pre>
  *   Q = query·Wqᵀ + bq    (B, Lq, H·hd)      K = key·Wkᵀ + bk, V = value·Wvᵀ + bv   (B, Lk, KVH·hd)
  *   per head h:  Oₕ = softmax(scale · Qₕ Kₘᵀ + mask) Vₘ,  m = h / (H / KVH)
  *   output = [O₀ … O_{H-1}]·Woᵀ + bo   (B, Lq, E)
  * </pre>
- * with {@code scale = 1/√hd} and masks as documented in {@link AttentionMask}. A built module is
+ * with {@code scale = 1/√hd} unless {@link Builder#scale} sets it, and masks as documented in {@link AttentionMask}. A built module is
  * immutable: its weights are copied and pre-packed for the GEMM kernel at build time, and it may
  * be shared between threads. One call uses up to {@link Builder#threads} threads and returns
  * the same bits whatever that number is.
@@ -23,6 +24,8 @@ public final class MultiHeadAttention {
     private final int numHeads;
     private final int kvHeads;
     private final int headDim;
+    private final int keyDim;
+    private final int valueDim;
     private final float scale;
     private final int threads;
     private final Projection q;
@@ -37,14 +40,16 @@ public final class MultiHeadAttention {
         this.numHeads = b.numHeads;
         this.kvHeads = b.kvHeads;
         this.headDim = b.headDim;
-        this.scale = (float) (1.0 / Math.sqrt(headDim));
+        this.keyDim = b.keyDim;
+        this.valueDim = b.valueDim;
+        this.scale = Float.isNaN(b.scale) ? (float) (1.0 / Math.sqrt(headDim)) : b.scale;
         this.threads = b.threads;
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
         this.q = new Projection(wq, bq, qWidth, embedDim);
-        this.k = new Projection(wk, bk, kvWidth, embedDim);
-        this.v = new Projection(wv, bv, kvWidth, embedDim);
-        this.qkv = Projection.stacked(q, k, v);
+        this.k = new Projection(wk, bk, kvWidth, keyDim);
+        this.v = new Projection(wv, bv, kvWidth, valueDim);
+        this.qkv = keyDim == embedDim && valueDim == embedDim ? Projection.stacked(q, k, v) : null;
         this.out = new Projection(wo, bo, embedDim, qWidth);
     }
 
@@ -73,6 +78,21 @@ public final class MultiHeadAttention {
         return headDim;
     }
 
+    /** Width of the keys fed to {@code forward} (PyTorch {@code kdim}); {@code embedDim} unless set. */
+    public int keyDim() {
+        return keyDim;
+    }
+
+    /** Width of the values fed to {@code forward} (PyTorch {@code vdim}); {@code embedDim} unless set. */
+    public int valueDim() {
+        return valueDim;
+    }
+
+    /** Factor applied to {@code Q Kᵀ} before masking and softmax. */
+    public float scale() {
+        return scale;
+    }
+
     /** Number of threads one call may use. */
     public int threads() {
         return threads;
@@ -98,20 +118,20 @@ public final class MultiHeadAttention {
 
     private AttentionOutput run(Tensor query, Tensor key, Tensor value, AttentionMask mask, boolean withWeights) {
         Checks.rank(query, 3, "query", "(B, Lq, E)");
-        Checks.rank(key, 3, "key", "(B, Lk, E)");
-        Checks.rank(value, 3, "value", "(B, Lk, E)");
+        Checks.rank(key, 3, "key", "(B, Lk, keyDim)");
+        Checks.rank(value, 3, "value", "(B, Lk, valueDim)");
         Checks.notNull(mask, "mask");
         int batch = query.dim(0), lq = query.dim(1), lk = key.dim(1);
         Checks.dim(query, 2, embedDim, "query", "embedDim E");
         Checks.dim(key, 0, batch, "key", "batch B (from query)");
-        Checks.dim(key, 2, embedDim, "key", "embedDim E");
+        Checks.dim(key, 2, keyDim, "key", "keyDim");
         Checks.dim(value, 0, batch, "value", "batch B (from query)");
         Checks.dim(value, 1, lk, "value", "key length Lk (from key)");
-        Checks.dim(value, 2, embedDim, "value", "embedDim E");
+        Checks.dim(value, 2, valueDim, "value", "valueDim");
         mask.checkApplicable(batch, numHeads, lq, lk);
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
-        boolean self = query == key && key == value;
+        boolean self = query == key && key == value && qkv != null;
         // Every size is checked before any work starts.
         int qkvSize = self ? Checks.elementCount("projected q|k|v (B*L, width)", batch, lq, qkv.outFeatures) : 0;
         int qSize = Checks.elementCount("projected query (B*Lq, H*hd)", batch, lq, qWidth);
@@ -153,11 +173,35 @@ public final class MultiHeadAttention {
         private float[] bq, bk, bv, bo;
         private long seed;
         private int threads = Runtime.getRuntime().availableProcessors();
+        private int keyDim;
+        private int valueDim;
+        private float scale = Float.NaN;
 
         private Builder(int embedDim, int numHeads) {
             this.embedDim = Checks.positive(embedDim, "embedDim");
             this.numHeads = Checks.positive(numHeads, "numHeads");
             this.kvHeads = numHeads;
+            this.keyDim = embedDim;
+            this.valueDim = embedDim;
+        }
+
+        /** Width of the keys given to {@code forward} (PyTorch {@code kdim}); default {@code embedDim}. wk becomes {@code (KVH·hd, keyDim)}. */
+        public Builder keyDim(int keyDim) {
+            this.keyDim = Checks.positive(keyDim, "keyDim");
+            return this;
+        }
+
+        /** Width of the values given to {@code forward} (PyTorch {@code vdim}); default {@code embedDim}. wv becomes {@code (KVH·hd, valueDim)}. */
+        public Builder valueDim(int valueDim) {
+            this.valueDim = Checks.positive(valueDim, "valueDim");
+            return this;
+        }
+
+        /** Softmax scale applied to {@code Q Kᵀ}; default {@code 1/√headDim}. Must be finite. */
+        public Builder scale(float scale) {
+            Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
+            this.scale = scale;
+            return this;
         }
 
         /** Width of each head; default {@code embedDim / numHeads} (which must then divide evenly). */
@@ -192,6 +236,89 @@ public final class MultiHeadAttention {
             return this;
         }
 
+        /**
+         * Weights in the state-dict layout of {@code nn.MultiheadAttention}: {@code in_proj_weight}
+         * {@code (H·hd + 2·KVH·hd, E)} with the q, k and v rows stacked in that order ({@code (3E, E)}
+         * for plain MHA), {@code in_proj_bias} likewise stacked, {@code out_proj.weight}
+         * {@code (E, H·hd)} and {@code out_proj.bias} {@code (E)}. Biases may be null together (no
+         * bias). Only for {@code keyDim == valueDim == embedDim}; otherwise use {@link #weights}.
+         */
+        public Builder pytorchWeights(float[] inProjWeight, float[] inProjBias, float[] outProjWeight, float[] outProjBias) {
+            Checks.notNull(inProjWeight, "inProjWeight");
+            Checks.notNull(outProjWeight, "outProjWeight");
+            Checks.check((inProjBias == null) == (outProjBias == null), "inProjBias",
+                    "null exactly when outProjBias is null", inProjBias == null ? "null" : "an array");
+            int[] rows = stackedRows();
+            Checks.length(inProjWeight, (long) (rows[0] + 2 * rows[1]) * embedDim, "inProjWeight",
+                    "(H*hd + 2*KVH*hd = " + (rows[0] + 2 * rows[1]) + " x E " + embedDim + ")");
+            weights(slice(inProjWeight, 0, rows[0] * embedDim), slice(inProjWeight, rows[0] * embedDim, rows[1] * embedDim),
+                    slice(inProjWeight, (rows[0] + rows[1]) * embedDim, rows[1] * embedDim), outProjWeight);
+            if (inProjBias != null) {
+                Checks.length(inProjBias, rows[0] + 2L * rows[1], "inProjBias", "(H*hd + 2*KVH*hd)");
+                biases(slice(inProjBias, 0, rows[0]), slice(inProjBias, rows[0], rows[1]),
+                        slice(inProjBias, rows[0] + rows[1], rows[1]), outProjBias);
+            } else {
+                bias(false);
+            }
+            return this;
+        }
+
+        /**
+         * Weights of the textbook fused-QKV layer whose {@code (3E)} outputs are reshaped to
+         * {@code (B, L, H, 3·hd)} and chunked per head: output feature {@code h·3hd + c} is q,
+         * {@code h·3hd + hd + c} is k and {@code h·3hd + 2hd + c} is v of head {@code h}, channel
+         * {@code c}. {@code qkvWeight} is {@code (3·H·hd, E)} in {@code nn.Linear} layout,
+         * {@code qkvBias} {@code (3·H·hd)} or null together with {@code outBias} (no bias). Only for
+         * {@code kvHeads == numHeads}.
+         */
+        public Builder interleavedQkvWeights(float[] qkvWeight, float[] qkvBias, float[] outWeight, float[] outBias) {
+            Checks.notNull(qkvWeight, "qkvWeight");
+            Checks.notNull(outWeight, "outWeight");
+            Checks.check((qkvBias == null) == (outBias == null), "qkvBias",
+                    "null exactly when outBias is null", qkvBias == null ? "null" : "an array");
+            Checks.check(kvHeads == numHeads, "kvHeads", "numHeads = " + numHeads + " for the per-head interleaved layout", kvHeads);
+            int hd = stackedRows()[0] / numHeads;
+            Checks.length(qkvWeight, 3L * numHeads * hd * embedDim, "qkvWeight", "(3*H*hd x E)");
+            if (qkvBias != null) {
+                Checks.length(qkvBias, 3L * numHeads * hd, "qkvBias", "(3*H*hd)");
+            }
+            float[][] w = new float[3][numHeads * hd * embedDim];
+            float[][] b = new float[3][numHeads * hd];
+            for (int h = 0; h < numHeads; h++) {
+                for (int part = 0; part < 3; part++) {
+                    for (int c = 0; c < hd; c++) {
+                        int from = h * 3 * hd + part * hd + c;
+                        int to = h * hd + c;
+                        System.arraycopy(qkvWeight, from * embedDim, w[part], to * embedDim, embedDim);
+                        if (qkvBias != null) {
+                            b[part][to] = qkvBias[from];
+                        }
+                    }
+                }
+            }
+            weights(w[0], w[1], w[2], outWeight);
+            if (qkvBias != null) {
+                biases(b[0], b[1], b[2], outBias);
+            } else {
+                bias(false);
+            }
+            return this;
+        }
+
+        /** Output rows of the q and of the k (or v) projection for the head settings so far. */
+        private int[] stackedRows() {
+            int hd = headDimSet ? headDim : embedDim / numHeads;
+            Checks.check(headDimSet || embedDim % numHeads == 0, "embedDim",
+                    "a multiple of numHeads = " + numHeads + " (or set headDim before the weights)", embedDim);
+            Checks.check(numHeads % kvHeads == 0, "kvHeads", "a divisor of numHeads = " + numHeads, kvHeads);
+            Checks.elementCount("in_proj_weight", (long) (numHeads + 2L * kvHeads) * hd, embedDim);
+            return new int[]{numHeads * hd, kvHeads * hd};
+        }
+
+        private static float[] slice(float[] a, int from, int length) {
+            return java.util.Arrays.copyOfRange(a, from, from + length);
+        }
+
         /** Projection biases: bq {@code (H·hd)}, bk and bv {@code (KVH·hd)}, bo {@code (E)}. Copied at {@link #build()}. */
         public Builder biases(float[] bq, float[] bk, float[] bv, float[] bo) {
             this.bq = Checks.notNull(bq, "bq");
@@ -204,8 +331,8 @@ public final class MultiHeadAttention {
         /**
          * Seed of the random initialization used when no weights are given (default 0). It
          * follows PyTorch's bounds: Q/K/V weights Xavier-uniform over the stacked
-         * {@code (H·hd + 2·KVH·hd, E)} matrix, the output weight uniform in
-         * {@code ±1/√(H·hd)}, biases zero.
+         * {@code (H·hd + 2·KVH·hd, E)} matrix (each matrix on its own when keyDim or valueDim
+         * differ from E), the output weight uniform in {@code ±1/√(H·hd)}, biases zero.
          */
         public Builder seed(long seed) {
             this.seed = seed;
@@ -237,19 +364,20 @@ public final class MultiHeadAttention {
             long qWidth = (long) numHeads * headDim;
             long kvWidth = (long) kvHeads * headDim;
             Checks.elementCount("wq (H*hd, E)", qWidth, embedDim);
-            Checks.elementCount("stacked q|k|v weights", qWidth + 2 * kvWidth, embedDim);
+            Checks.elementCount("stacked q|k|v weights", qWidth + 2 * kvWidth, Math.max(embedDim, Math.max(keyDim, valueDim)));
             float[] q, k, v, o;
             if (wq == null) {
                 Initializer init = new Initializer(seed);
+                boolean sameWidths = keyDim == embedDim && valueDim == embedDim;
                 float qkvBound = (float) Math.sqrt(6.0 / (embedDim + qWidth + 2 * kvWidth));
-                q = init.uniform((int) (qWidth * embedDim), qkvBound);
-                k = init.uniform((int) (kvWidth * embedDim), qkvBound);
-                v = init.uniform((int) (kvWidth * embedDim), qkvBound);
+                q = init.uniform((int) (qWidth * embedDim), sameWidths ? qkvBound : xavier(embedDim, qWidth));
+                k = init.uniform((int) (kvWidth * keyDim), sameWidths ? qkvBound : xavier(keyDim, kvWidth));
+                v = init.uniform((int) (kvWidth * valueDim), sameWidths ? qkvBound : xavier(valueDim, kvWidth));
                 o = init.uniform((int) (embedDim * qWidth), (float) (1.0 / Math.sqrt(qWidth)));
             } else {
                 Checks.length(wq, qWidth * embedDim, "wq", "(H*hd " + qWidth + " x E " + embedDim + ")");
-                Checks.length(wk, kvWidth * embedDim, "wk", "(KVH*hd " + kvWidth + " x E " + embedDim + ")");
-                Checks.length(wv, kvWidth * embedDim, "wv", "(KVH*hd " + kvWidth + " x E " + embedDim + ")");
+                Checks.length(wk, kvWidth * keyDim, "wk", "(KVH*hd " + kvWidth + " x keyDim " + keyDim + ")");
+                Checks.length(wv, kvWidth * valueDim, "wv", "(KVH*hd " + kvWidth + " x valueDim " + valueDim + ")");
                 Checks.length(wo, embedDim * qWidth, "wo", "(E " + embedDim + " x H*hd " + qWidth + ")");
                 q = wq;
                 k = wk;
@@ -270,6 +398,10 @@ public final class MultiHeadAttention {
             }
             return new MultiHeadAttention(this, q, k, v, o, b0, b1, b2, b3);
         }
+    }
+
+    private static float xavier(long fanIn, long fanOut) {
+        return (float) Math.sqrt(6.0 / (fanIn + fanOut));
     }
 
     /** Uniform initializer with a fixed seed. */

@@ -13,10 +13,11 @@ import static org.quicktheories.generators.SourceDSL.longs;
 
 /** {@link MultiHeadAttention} against {@link ReferenceAttention#multiHead} on random configurations, inputs and masks. */
 class MultiHeadAttentionPropertyTest {
-    /** (embedDim, numHeads, headDim or 0 for embedDim/numHeads, kvHeads). */
+    /** (embedDim, numHeads, headDim or 0 for embedDim/numHeads, kvHeads, keyDim or 0 for E, valueDim or 0 for E). */
     private static final int[][] CONFIGS = {
-            {64, 4, 0, 4}, {64, 4, 0, 2}, {64, 1, 16, 1}, {48, 3, 13, 1}, {40, 5, 7, 5},
-            {96, 6, 17, 3}, {32, 8, 0, 8}, {33, 3, 0, 3}, {16, 2, 24, 1}, {24, 4, 1, 2}};
+            {64, 4, 0, 4, 0, 0}, {64, 4, 0, 2, 0, 0}, {64, 1, 16, 1, 0, 0}, {48, 3, 13, 1, 0, 0}, {40, 5, 7, 5, 0, 0},
+            {96, 6, 17, 3, 0, 0}, {32, 8, 0, 8, 0, 0}, {33, 3, 0, 3, 0, 0}, {16, 2, 24, 1, 0, 0}, {24, 4, 1, 2, 0, 0},
+            {32, 4, 0, 4, 20, 52}, {48, 6, 0, 2, 7, 48}, {16, 2, 9, 1, 33, 5}};
 
     @Test
     void moduleMatchesReference() {
@@ -40,19 +41,26 @@ class MultiHeadAttentionPropertyTest {
         SplittableRandom random = new SplittableRandom(seed);
         int[] c = CONFIGS[random.nextInt(CONFIGS.length)];
         int e = c[0], h = c[1], hd = c[2] == 0 ? e / h : c[2], kvh = c[3];
+        int kdim = c[4] == 0 ? e : c[4], vdim = c[5] == 0 ? e : c[5];
         boolean bias = random.nextBoolean();
-        boolean self = random.nextInt(3) == 0;
+        boolean self = kdim == e && vdim == e && random.nextInt(3) == 0;
+        boolean customScale = random.nextBoolean();
+        float scale = customScale ? (float) random.nextDouble(0.05, 1.5) : (float) (1 / Math.sqrt(hd));
         int batch = 1 + random.nextInt(4);
         if (self) {
             lk = lq;
         }
         float bound = (float) (1 / Math.sqrt(e));
-        float[] wq = weights(random, h * hd * e, bound), wk = weights(random, kvh * hd * e, bound);
-        float[] wv = weights(random, kvh * hd * e, bound), wo = weights(random, e * h * hd, (float) (1 / Math.sqrt(h * hd)));
+        float[] wq = weights(random, h * hd * e, bound), wk = weights(random, kvh * hd * kdim, bound);
+        float[] wv = weights(random, kvh * hd * vdim, bound), wo = weights(random, e * h * hd, (float) (1 / Math.sqrt(h * hd)));
         float[] bq = bias ? weights(random, h * hd, 0.5f) : null, bk = bias ? weights(random, kvh * hd, 0.5f) : null;
         float[] bv = bias ? weights(random, kvh * hd, 0.5f) : null, bo = bias ? weights(random, e, 0.5f) : null;
 
-        MultiHeadAttention.Builder builder = MultiHeadAttention.builder(e, h).kvHeads(kvh).bias(bias).weights(wq, wk, wv, wo);
+        MultiHeadAttention.Builder builder = MultiHeadAttention.builder(e, h).kvHeads(kvh).bias(bias)
+                .keyDim(kdim).valueDim(vdim).weights(wq, wk, wv, wo);
+        if (customScale) {
+            builder.scale(scale);
+        }
         if (c[2] != 0) {
             builder.headDim(hd);
         }
@@ -60,23 +68,24 @@ class MultiHeadAttentionPropertyTest {
             builder.biases(bq, bk, bv, bo);
         }
         MultiHeadAttention module = builder.build();
-        ReferenceAttention.Parameters p = new ReferenceAttention.Parameters(e, h, kvh, hd, (float) (1 / Math.sqrt(hd)),
+        ReferenceAttention.Parameters p = new ReferenceAttention.Parameters(e, h, kvh, hd, kdim, vdim, scale,
                 wq, wk, wv, wo, bq, bk, bv, bo);
 
         Tensor query = uniform(random, batch, lq, e);
-        Tensor key = self ? query : uniform(random, batch, lk, e);
-        Tensor value = self ? query : uniform(random, batch, lk, e);
+        Tensor key = self ? query : uniform(random, batch, lk, kdim);
+        Tensor value = self ? query : uniform(random, batch, lk, vdim);
         AttentionMask mask = RandomMasks.of(maskKind, random, batch, h, lq, lk);
 
         AttentionOutput expected = ReferenceAttention.multiHead(query, key, value, mask, p);
-        int reduction = e + hd + lk + h * hd;
-        String what = "E=" + e + " H=" + h + " hd=" + hd + " KVH=" + kvh + " bias=" + bias + " self=" + self
+        int reduction = Math.max(e, Math.max(kdim, vdim)) + hd + lk + h * hd;
+        String what = "E=" + e + " H=" + h + " hd=" + hd + " KVH=" + kvh + " kdim=" + kdim + " vdim=" + vdim
+                + " scale=" + scale + " bias=" + bias + " self=" + self
                 + " B=" + batch + " Lq=" + lq + " Lk=" + lk + " " + mask;
         Tensor out = self ? module.forward(query, mask) : module.forward(query, key, value, mask);
         Tolerance.assertClose(expected.output().toArray(), out.toArray(), reduction, what);
         AttentionOutput both = module.forwardWithWeights(query, key, value, mask);
         Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), reduction, what + " (with weights)");
-        Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), e + hd, what + " weights");
+        Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), Math.max(e, kdim) + hd, what + " weights");
     }
 
     private static float[] weights(SplittableRandom random, int n, float bound) {

@@ -22,13 +22,24 @@ public final class ReferenceAttention {
 
     /**
      * Weights in {@code nn.Linear} layout (row-major {@code (out, in)}) and shape of a
-     * multi-head attention layer; a null bias means no bias. Arrays are used as given.
+     * multi-head attention layer: wq {@code (H·hd, E)}, wk {@code (KVH·hd, keyDim)}, wv
+     * {@code (KVH·hd, valueDim)}, wo {@code (E, H·hd)}; a null bias means no bias. Arrays are
+     * used as given.
      */
-    public record Parameters(int embedDim, int numHeads, int kvHeads, int headDim, float scale,
+    public record Parameters(int embedDim, int numHeads, int kvHeads, int headDim, int keyDim, int valueDim, float scale,
                              float[] wq, float[] wk, float[] wv, float[] wo,
                              float[] bq, float[] bk, float[] bv, float[] bo) {
+        /** Parameters whose keys and values have width {@code embedDim}. */
+        public Parameters(int embedDim, int numHeads, int kvHeads, int headDim, float scale,
+                          float[] wq, float[] wk, float[] wv, float[] wo,
+                          float[] bq, float[] bk, float[] bv, float[] bo) {
+            this(embedDim, numHeads, kvHeads, headDim, embedDim, embedDim, scale, wq, wk, wv, wo, bq, bk, bv, bo);
+        }
+
         public Parameters {
             positive(embedDim, "embedDim");
+            positive(keyDim, "keyDim");
+            positive(valueDim, "valueDim");
             positive(numHeads, "numHeads");
             positive(kvHeads, "kvHeads");
             positive(headDim, "headDim");
@@ -37,8 +48,8 @@ public final class ReferenceAttention {
             }
             long q = (long) numHeads * headDim, kv = (long) kvHeads * headDim;
             length(wq, q * embedDim, "wq");
-            length(wk, kv * embedDim, "wk");
-            length(wv, kv * embedDim, "wv");
+            length(wk, kv * keyDim, "wk");
+            length(wv, kv * valueDim, "wv");
             length(wo, embedDim * q, "wo");
             if (bq != null || bk != null || bv != null || bo != null) {
                 length(bq, q, "bq");
@@ -50,18 +61,19 @@ public final class ReferenceAttention {
     }
 
     /**
-     * Multi-head attention of {@code query (B, Lq, E)} over {@code key, value (B, Lk, E)}:
-     * output {@code (B, Lq, E)} and per-head weights {@code (B, H, Lq, Lk)}.
+     * Multi-head attention of {@code query (B, Lq, E)} over {@code key (B, Lk, keyDim)} and
+     * {@code value (B, Lk, valueDim)}: output {@code (B, Lq, E)} and per-head weights
+     * {@code (B, H, Lq, Lk)}.
      */
     public static AttentionOutput multiHead(Tensor query, Tensor key, Tensor value, AttentionMask mask, Parameters p) {
         Objects.requireNonNull(p, "p must not be null");
         int e = p.embedDim();
         int batch = rank3(query, "query", e), lq = query.dim(1);
-        rank3(key, "key", e);
-        rank3(value, "value", e);
+        rank3(key, "key", p.keyDim());
+        rank3(value, "value", p.valueDim());
         int lk = key.dim(1);
         if (key.dim(0) != batch || value.dim(0) != batch || value.dim(1) != lk) {
-            throw new IllegalArgumentException("key/value: expected shapes (" + batch + ", Lk, " + e + ") with equal Lk, got "
+            throw new IllegalArgumentException("key/value: expected shapes (" + batch + ", Lk, width) with equal Lk, got "
                     + Arrays.toString(key.shape()) + " and " + Arrays.toString(value.shape()));
         }
         Objects.requireNonNull(mask, "mask must not be null");
