@@ -116,6 +116,51 @@ public final class MultiHeadAttention {
         return run(query, key, value, mask, true);
     }
 
+    /**
+     * A new, empty key/value cache for {@code batch} sequences with room for {@code capacity}
+     * tokens each before it grows. See {@link #forwardCached}.
+     */
+    public KvCache newKvCache(int batch, int capacity) {
+        Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
+        Checks.check(capacity >= 0, "capacity", "a non-negative capacity", capacity);
+        return new KvCache(this, batch, capacity, kvHeads * headDim);
+    }
+
+    /**
+     * Self-attention of new tokens {@code xNew (B, T, E)} over everything cached plus themselves:
+     * projects them, appends their keys and values to {@code cache}, and attends each new token
+     * causally (end-aligned, so token {@code t} sees every cached token and new tokens up to
+     * itself). Feeding a sequence in chunks gives the same result as {@code forward(x, causal())}
+     * within float rounding. Returns {@code (B, T, E)}.
+     *
+     * @throws IllegalArgumentException if the cache was made by another module, batch sizes
+     *                                  disagree, or keyDim/valueDim differ from embedDim
+     */
+    public Tensor forwardCached(Tensor xNew, KvCache cache) {
+        Checks.rank(xNew, 3, "xNew", "(B, T, E)");
+        Checks.notNull(cache, "cache");
+        Checks.check(cache.owner() == this, "cache", "a cache made by this module's newKvCache", "a cache of another module");
+        Checks.dim(xNew, 0, cache.batch(), "xNew", "batch B of the cache");
+        Checks.dim(xNew, 2, embedDim, "xNew", "embedDim E");
+        Checks.check(qkv != null, "keyDim/valueDim", "equal to embedDim = " + embedDim + " for cached self-attention",
+                keyDim + "/" + valueDim);
+        int batch = xNew.dim(0), tokens = xNew.dim(1);
+        int qWidth = numHeads * headDim;
+        int kvWidth = kvHeads * headDim;
+        int width = qkv.outFeatures;
+        int total = Checks.elementCount("cached length", (long) cache.length() + tokens);
+        Checks.elementCount("cache (B, length, KVH*hd)", batch, total, kvWidth);
+        int outSize = Checks.elementCount("output (B, T, E)", batch, tokens, embedDim);
+        float[] buf = qkv.apply(xNew.data(), Checks.elementCount("projected q|k|v (B*T, width)", batch, tokens, width), threads);
+        cache.append(buf, tokens, width, qWidth, qWidth + kvWidth);
+        float[] attended = new float[Checks.elementCount("attention output (B, T, H*hd)", batch, tokens, qWidth)];
+        AttentionKernel.forward(HeadLayout.tokenMajor(buf, 0, batch, tokens, numHeads, headDim, width),
+                cache.keys(kvHeads, headDim), cache.values(kvHeads, headDim),
+                HeadLayout.tokenMajor(attended, 0, batch, tokens, numHeads, headDim, qWidth),
+                AttentionMask.causal().toScoreMask(batch, numHeads, tokens, total), scale, null, threads);
+        return Tensor.of(out.apply(attended, outSize, threads), batch, tokens, embedDim);
+    }
+
     private AttentionOutput run(Tensor query, Tensor key, Tensor value, AttentionMask mask, boolean withWeights) {
         Checks.rank(query, 3, "query", "(B, Lq, E)");
         Checks.rank(key, 3, "key", "(B, Lk, keyDim)");
