@@ -44,6 +44,17 @@ public final class KvCache {
         return batch;
     }
 
+    /**
+     * Forgets every token from position {@code newLength} on (for rolling back a speculative or
+     * rejected continuation); the capacity stays.
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= newLength <= length()}
+     */
+    public void truncate(int newLength) {
+        Checks.check(newLength >= 0 && newLength <= length, "newLength", "a length in [0, " + length + "]", newLength);
+        length = newLength;
+    }
+
     MultiHeadAttention owner() {
         return owner;
     }

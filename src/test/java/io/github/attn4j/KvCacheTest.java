@@ -77,6 +77,22 @@ class KvCacheTest {
     }
 
     @Test
+    void truncateRollsBackToAnEarlierLength() {
+        MultiHeadAttention m = MultiHeadAttention.builder(24, 3).kvHeads(1).seed(6).build();
+        SplittableRandom random = new SplittableRandom(10);
+        KvCache cache = m.newKvCache(1, 2);
+        m.forwardCached(uniform(random, 1, 6, 24), cache);
+        Tensor step = uniform(random, 1, 1, 24);
+        float[] first = m.forwardCached(step, cache).toArray();
+        m.forwardCached(uniform(random, 1, 3, 24), cache);       // a continuation that gets rejected
+        cache.truncate(6);
+        assertEquals(6, cache.length());
+        assertArrayEquals(first, m.forwardCached(step, cache).toArray(), 0f);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cache.truncate(8));
+        assertTrue(e.getMessage().startsWith("newLength") && e.getMessage().contains("[0, 7]"), e.getMessage());
+    }
+
+    @Test
     void rejectsMismatchedCaches() {
         MultiHeadAttention m = MultiHeadAttention.builder(16, 2).seed(4).build();
         MultiHeadAttention other = MultiHeadAttention.builder(16, 2).seed(5).build();
