@@ -154,10 +154,21 @@ public final class MultiHeadAttention {
         float[] buf = qkv.apply(xNew.data(), Checks.elementCount("projected q|k|v (B*T, width)", batch, tokens, width), threads);
         cache.append(buf, tokens, width, qWidth, qWidth + kvWidth);
         float[] attended = new float[Checks.elementCount("attention output (B, T, H*hd)", batch, tokens, qWidth)];
-        AttentionKernel.forward(HeadLayout.tokenMajor(buf, 0, batch, tokens, numHeads, headDim, width),
-                cache.keys(kvHeads, headDim), cache.values(kvHeads, headDim),
-                HeadLayout.tokenMajor(attended, 0, batch, tokens, numHeads, headDim, qWidth),
-                AttentionMask.causal().toScoreMask(batch, numHeads, tokens, total), scale, null, threads);
+        if (tokens == 1) {
+            // One new token sees every cached key, so nothing is masked, and the query heads that
+            // share a key/value head (hd apart in the row) become the rows of one tile: one pass
+            // over each group's keys and values serves all its heads.
+            int group = numHeads / kvHeads;
+            AttentionKernel.forward(new HeadLayout(buf, 0, batch, group, kvHeads, headDim, width, headDim, group * headDim),
+                    cache.keys(kvHeads, headDim), cache.values(kvHeads, headDim),
+                    new HeadLayout(attended, 0, batch, group, kvHeads, headDim, qWidth, headDim, group * headDim),
+                    AttentionMask.none().toScoreMask(batch, kvHeads, group, total), scale, null, threads);
+        } else {
+            AttentionKernel.forward(HeadLayout.tokenMajor(buf, 0, batch, tokens, numHeads, headDim, width),
+                    cache.keys(kvHeads, headDim), cache.values(kvHeads, headDim),
+                    HeadLayout.tokenMajor(attended, 0, batch, tokens, numHeads, headDim, qWidth),
+                    AttentionMask.causal().toScoreMask(batch, numHeads, tokens, total), scale, null, threads);
+        }
         return Tensor.of(out.apply(attended, outSize, threads), batch, tokens, embedDim);
     }
 
