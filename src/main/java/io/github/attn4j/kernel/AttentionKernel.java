@@ -1,7 +1,7 @@
 package io.github.attn4j.kernel;
 
-import static io.github.attn4j.kernel.MicroKernel.MR;
-import static io.github.attn4j.kernel.MicroKernel.NR;
+import static io.github.attn4j.kernel.Kernels.MR;
+import static io.github.attn4j.kernel.Kernels.NR;
 
 /**
  * Scaled dot-product attention over head layouts, tiled so that every product goes through the
@@ -108,11 +108,11 @@ public final class AttentionKernel {
                     Softmax.fill(s, off, nk, 0f);
                     continue;
                 }
-                float sum = VectorMath.expShiftSum(s, off, n, newMax);
+                float sum = Kernels.ROWS.expShiftSum(s, off, n, newMax);
                 Softmax.fill(s, off + n, nk - n, 0f);
                 float correction = oldMax == newMax ? 1f : (float) StrictMath.exp(oldMax - newMax);
                 if (correction != 1f) {
-                    Softmax.scale(o, r * dvPad, dvPad, correction);
+                    Kernels.ROWS.scale(o, r * dvPad, dvPad, correction);
                 }
                 ws.rowSum[r] = ws.rowSum[r] * correction + sum;
                 ws.rowMax[r] = newMax;
@@ -121,7 +121,7 @@ public final class AttentionKernel {
         }
         for (int r = 0; r < rows; r++) {
             float l = ws.rowSum[r];
-            Softmax.scale(o, r * dvPad, dvPad, l > 0f ? 1f / l : 0f);
+            Kernels.ROWS.scale(o, r * dvPad, dvPad, l > 0f ? 1f / l : 0f);
         }
         store(out, o, dvPad, b, h, i0, rows);
     }
@@ -145,7 +145,7 @@ public final class AttentionKernel {
             int panel = (j0 + jr) / NR * NR * d;
             int nr = Math.min(NR, nk - jr);
             for (int ir = 0; ir < rows; ir += MR) {
-                MicroKernel.block(d, q.data(), q.at(b, i0 + ir, h), q.rowStride(), kv.keyPanels, panel,
+                Kernels.MICRO.block(d, q.data(), q.at(b, i0 + ir, h), q.rowStride(), kv.keyPanels, panel,
                         c, cOff + ir * ldc + jr, ldc, Math.min(MR, rows - ir), nr, false);
             }
         }
@@ -156,7 +156,7 @@ public final class AttentionKernel {
         int dvPad = kv.dvPad;
         for (int jr = 0; jr < dvPad; jr += NR) {
             for (int ir = 0; ir < rows; ir += MR) {
-                MicroKernel.block(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, jr * kv.keys + j0 * NR,
+                Kernels.MICRO.block(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, jr * kv.keys + j0 * NR,
                         o, ir * dvPad + jr, dvPad, Math.min(MR, rows - ir), NR, true);
             }
         }
@@ -203,8 +203,8 @@ public final class AttentionKernel {
         PackedKeysValues(int keys, int d, int dv) {
             this.keys = keys;
             this.d = d;
-            this.dvPad = Math.max(NR, Vectors.roundUp(dv, NR));
-            this.keyPanels = new float[Vectors.roundUp(keys, NR) * d];
+            this.dvPad = Math.max(NR, Kernels.roundUp(dv, NR));
+            this.keyPanels = new float[Kernels.roundUp(keys, NR) * d];
             this.valuePanels = new float[keys * dvPad];
         }
 

@@ -10,8 +10,8 @@ package io.github.attn4j.kernel;
  * caches of the target machine.
  *
  * @param kc depth of the packed blocks of A and B, {@code >= 1}
- * @param mc rows of a packed block of A, a positive multiple of {@link MicroKernel#MR}
- * @param nc columns of a packed block of B, a positive multiple of {@link MicroKernel#NR}
+ * @param mc rows of a packed block of A, a positive multiple of {@link Kernels#MR}
+ * @param nc columns of a packed block of B, a positive multiple of {@link Kernels#NR}
  */
 record Blocking(int kc, int mc, int nc) {
     /** The block sizes tuned for the target machine (Zen 4: 32 KiB L1d, 1 MiB L2 per core). */
@@ -21,12 +21,12 @@ record Blocking(int kc, int mc, int nc) {
         if (kc < 1) {
             throw new IllegalArgumentException("kc must be >= 1, got " + kc);
         }
-        if (mc < MicroKernel.MR || mc % MicroKernel.MR != 0) {
-            throw new IllegalArgumentException("mc must be a positive multiple of MR (" + MicroKernel.MR
+        if (mc < Kernels.MR || mc % Kernels.MR != 0) {
+            throw new IllegalArgumentException("mc must be a positive multiple of MR (" + Kernels.MR
                     + "), got " + mc);
         }
-        if (nc < MicroKernel.NR || nc % MicroKernel.NR != 0) {
-            throw new IllegalArgumentException("nc must be a positive multiple of NR (" + MicroKernel.NR
+        if (nc < Kernels.NR || nc % Kernels.NR != 0) {
+            throw new IllegalArgumentException("nc must be a positive multiple of NR (" + Kernels.NR
                     + "), got " + nc);
         }
     }

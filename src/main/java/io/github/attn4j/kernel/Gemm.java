@@ -50,8 +50,8 @@ import java.util.Objects;
  * through {@code a} or {@code b}; disjoint regions of one array are fine.
  */
 public final class Gemm {
-    private static final int MR = MicroKernel.MR;
-    private static final int NR = MicroKernel.NR;
+    private static final int MR = Kernels.MR;
+    private static final int NR = Kernels.NR;
 
     private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
 
@@ -184,11 +184,11 @@ public final class Gemm {
         int kcMax = packed != null ? packed.kc() : blocking.kc();
         // With several threads, row blocks shrink so that every thread gets one.
         int mc = threads == 1 ? blocking.mc()
-                : Math.min(blocking.mc(), Vectors.roundUp((m + threads - 1) / threads, MR));
-        int aSize = Vectors.roundUp(Math.min(mc, m), MR) * Math.min(kcMax, k);
+                : Math.min(blocking.mc(), Kernels.roundUp((m + threads - 1) / threads, MR));
+        int aSize = Kernels.roundUp(Math.min(mc, m), MR) * Math.min(kcMax, k);
         Workspace ws = WORKSPACE.get();
         float[] bBuf = packed != null ? packed.data()
-                : ws.b(Math.min(kcMax, k) * Vectors.roundUp(Math.min(blocking.nc(), n), NR));
+                : ws.b(Math.min(kcMax, k) * Kernels.roundUp(Math.min(blocking.nc(), n), NR));
         int rowBlockCount = (m - 1) / mc + 1;
         for (int jc = 0; jc < n; jc += blocking.nc()) {
             int nc = Math.min(blocking.nc(), n - jc);
@@ -246,7 +246,7 @@ public final class Gemm {
             int bPanel = block.offset() + jr * kc;
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
-                MicroKernel.block(kc, aBuf, ir * kc, kc, b, bPanel,
+                Kernels.MICRO.block(kc, aBuf, ir * kc, kc, b, bPanel,
                         c, cOff + ir * ldc + jr, ldc, mr, nr, block.accumulate());
             }
         }

@@ -1,134 +1,34 @@
 package io.github.attn4j.kernel;
 
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorSpecies;
-
 /**
- * The register-blocked outer-product micro-kernel: one {@code MR x NR} block of C held in
- * {@code MR * 2} vector accumulators (12 on every width), updated by broadcasting one element of
- * A per row and loading two vectors of B per step of the reduction.
+ * The register-blocked outer-product micro-kernel: {@code C[0:mr, 0:nr] = A[0:mr, 0:kc] *
+ * B[0:kc, 0:nr]}, one {@code MR x NR} block of C kept in registers while the reduction runs.
+ * {@link Kernels#MICRO} is the implementation chosen at startup ({@link VectorMicroKernel} or
+ * {@link ScalarMicroKernel}); everything around it (packing, the BLIS loops, attention tiles) is
+ * shared by both paths.
  *
- * <p>Operand layouts (all strides in the reduction loop are constants or the loop index, so C2
- * hoists every range check out of the loop; a variable stride there halved the throughput):
+ * <p>Operand layouts:
  * <ul>
  *   <li>A is row-major: element (i, p) is {@code a[aOff + i * lda + p]}; only rows {@code i < mr}
- *       are read. Activations (queries, softmax tiles, GEMM inputs) are read in place.</li>
- *   <li>B is a packed panel: row p is the {@code NR} floats at {@code b[bOff + p * NR]}, zero
- *       padded past the last real column. Columns past {@code nr} only reach accumulator lanes
- *       that are never stored.</li>
+ *       are read. Activations (queries, softmax tiles, packed GEMM blocks) are read in place.</li>
+ *   <li>B is a packed panel: row p is the {@link #nr()} floats at {@code b[bOff + p * nr()]},
+ *       zero padded past the last real column.</li>
  *   <li>C element (i, j) is {@code c[cOff + i * ldc + j]}; only the {@code mr x nr} corner is
- *       written, with masked stores on the column tail.</li>
+ *       written.</li>
  * </ul>
- * Bounds are the caller's contract: this class is package-private and sits below validated
- * entry points.
+ * Bounds are the caller's contract: the kernels sit below validated entry points.
  */
-final class MicroKernel {
-    private static final VectorSpecies<Float> S = Vectors.SPECIES;
-    private static final int L = Vectors.LANES;
-
+interface MicroKernel {
     /** Rows of the register block. */
-    static final int MR = 6;
-    /** Columns of the register block: two vectors. */
-    static final int NR = 2 * L;
+    int mr();
 
-    private MicroKernel() {
-    }
+    /** Columns of the register block, the width of a packed B panel. */
+    int nr();
 
     /**
      * {@code C[0:mr, 0:nr] = A[0:mr, 0:kc] * B[0:kc, 0:nr]}, added to C's previous contents when
-     * {@code accumulate} is set.
+     * {@code accumulate} is set. Each element of C is reduced over p in increasing order.
      */
-    static void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
-                      float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
-        // Rows past mr re-read the last valid row: their accumulators are computed but never stored.
-        int r0 = aOff;
-        int r1 = mr > 1 ? r0 + lda : r0;
-        int r2 = mr > 2 ? r1 + lda : r1;
-        int r3 = mr > 3 ? r2 + lda : r2;
-        int r4 = mr > 4 ? r3 + lda : r3;
-        int r5 = mr > 5 ? r4 + lda : r4;
-
-        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-        FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
-        FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
-
-        for (int p = 0; p < kc; p++) {
-            int bi = bOff + p * NR;
-            FloatVector b0 = FloatVector.fromArray(S, b, bi);
-            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
-            FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
-            c00 = av.fma(b0, c00);
-            c01 = av.fma(b1, c01);
-            av = FloatVector.broadcast(S, a[r1 + p]);
-            c10 = av.fma(b0, c10);
-            c11 = av.fma(b1, c11);
-            av = FloatVector.broadcast(S, a[r2 + p]);
-            c20 = av.fma(b0, c20);
-            c21 = av.fma(b1, c21);
-            av = FloatVector.broadcast(S, a[r3 + p]);
-            c30 = av.fma(b0, c30);
-            c31 = av.fma(b1, c31);
-            av = FloatVector.broadcast(S, a[r4 + p]);
-            c40 = av.fma(b0, c40);
-            c41 = av.fma(b1, c41);
-            av = FloatVector.broadcast(S, a[r5 + p]);
-            c50 = av.fma(b0, c50);
-            c51 = av.fma(b1, c51);
-        }
-
-        // Stores are written out here, not in helpers taking vectors: a helper that C2 declines to
-        // inline boxes all twelve accumulators on every call.
-        if (mr == MR && nr == NR) {
-            if (accumulate) {
-                c00 = c00.add(FloatVector.fromArray(S, c, cOff));
-                c01 = c01.add(FloatVector.fromArray(S, c, cOff + L));
-                c10 = c10.add(FloatVector.fromArray(S, c, cOff + ldc));
-                c11 = c11.add(FloatVector.fromArray(S, c, cOff + ldc + L));
-                c20 = c20.add(FloatVector.fromArray(S, c, cOff + 2 * ldc));
-                c21 = c21.add(FloatVector.fromArray(S, c, cOff + 2 * ldc + L));
-                c30 = c30.add(FloatVector.fromArray(S, c, cOff + 3 * ldc));
-                c31 = c31.add(FloatVector.fromArray(S, c, cOff + 3 * ldc + L));
-                c40 = c40.add(FloatVector.fromArray(S, c, cOff + 4 * ldc));
-                c41 = c41.add(FloatVector.fromArray(S, c, cOff + 4 * ldc + L));
-                c50 = c50.add(FloatVector.fromArray(S, c, cOff + 5 * ldc));
-                c51 = c51.add(FloatVector.fromArray(S, c, cOff + 5 * ldc + L));
-            }
-            c00.intoArray(c, cOff);
-            c01.intoArray(c, cOff + L);
-            c10.intoArray(c, cOff + ldc);
-            c11.intoArray(c, cOff + ldc + L);
-            c20.intoArray(c, cOff + 2 * ldc);
-            c21.intoArray(c, cOff + 2 * ldc + L);
-            c30.intoArray(c, cOff + 3 * ldc);
-            c31.intoArray(c, cOff + 3 * ldc + L);
-            c40.intoArray(c, cOff + 4 * ldc);
-            c41.intoArray(c, cOff + 4 * ldc + L);
-            c50.intoArray(c, cOff + 5 * ldc);
-            c51.intoArray(c, cOff + 5 * ldc + L);
-        } else {
-            // Edge block: spill the register block, then copy its mr x nr corner.
-            float[] t = new float[MR * NR];
-            c00.intoArray(t, 0);
-            c01.intoArray(t, L);
-            c10.intoArray(t, NR);
-            c11.intoArray(t, NR + L);
-            c20.intoArray(t, 2 * NR);
-            c21.intoArray(t, 2 * NR + L);
-            c30.intoArray(t, 3 * NR);
-            c31.intoArray(t, 3 * NR + L);
-            c40.intoArray(t, 4 * NR);
-            c41.intoArray(t, 4 * NR + L);
-            c50.intoArray(t, 5 * NR);
-            c51.intoArray(t, 5 * NR + L);
-            for (int i = 0; i < mr; i++) {
-                int row = cOff + i * ldc;
-                for (int j = 0; j < nr; j++) {
-                    c[row + j] = accumulate ? c[row + j] + t[i * NR + j] : t[i * NR + j];
-                }
-            }
-        }
-    }
+    void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
+               float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
 }

@@ -7,7 +7,7 @@ package io.github.attn4j.kernel;
  *
  * <p>Layout: the K dimension is cut into blocks of depth {@code kc} (the last may be shorter); the
  * block starting at row {@code pc} occupies {@code [pc * paddedCols, (pc + kc) * paddedCols)},
- * where {@code paddedCols} is N rounded up to a multiple of {@link MicroKernel#NR}. Inside a
+ * where {@code paddedCols} is N rounded up to a multiple of {@link Kernels#NR}. Inside a
  * block, the NR-column panel starting at column {@code j} begins at {@code j * kc}, and stores row
  * {@code p} of the panel as NR consecutive floats, zero-padded past column N. Any run of
  * consecutive panels of a block is therefore exactly what {@link Packing#packB} would produce for
@@ -52,7 +52,7 @@ public final class PackedMatrix {
     }
 
     private static long paddedCols(int cols) {
-        return ((long) cols + MicroKernel.NR - 1) / MicroKernel.NR * MicroKernel.NR;
+        return ((long) cols + Kernels.NR - 1) / Kernels.NR * Kernels.NR;
     }
 
     /**

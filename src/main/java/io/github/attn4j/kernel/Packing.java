@@ -22,8 +22,8 @@ import java.util.Arrays;
  * transposed operand costs the same to pack as a plain one. Callers validate the ranges.
  */
 final class Packing {
-    private static final int MR = MicroKernel.MR;
-    private static final int NR = MicroKernel.NR;
+    private static final int MR = Kernels.MR;
+    private static final int NR = Kernels.NR;
 
     private Packing() {
     }
@@ -47,7 +47,7 @@ final class Packing {
         } else {
             lineByLine(src, from, rs, cs, mc, kc, dst, 0, 1, kc);
         }
-        Arrays.fill(dst, mc * kc, Vectors.roundUp(mc, MR) * kc, 0f);
+        Arrays.fill(dst, mc * kc, Kernels.roundUp(mc, MR) * kc, 0f);
     }
 
     /**

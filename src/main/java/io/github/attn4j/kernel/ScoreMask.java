@@ -1,10 +1,5 @@
 package io.github.attn4j.kernel;
 
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
-
 import java.util.List;
 
 /**
@@ -18,10 +13,6 @@ import java.util.List;
  * {@code causal} is set.
  */
 public final class ScoreMask {
-    private static final VectorSpecies<Float> S = Vectors.SPECIES;
-    private static final int L = Vectors.LANES;
-    private static final float NEG_INF = Float.NEGATIVE_INFINITY;
-
     /** A row source: see the class comment for how a row is located. */
     public record RowSource(float[] data, int offset, int batchStride, int headStride, int rowStride) {
         int rowStart(int b, int h, int i) {
@@ -85,40 +76,15 @@ public final class ScoreMask {
      */
     float scaleMaskMax(float[] s, int off, int n, int b, int h, int i, float scale, int j0) {
         if (bias.length == 0 && keep.length == 0) {
-            return Softmax.scaleMax(s, off, n, scale);
+            return Kernels.ROWS.scaleMax(s, off, n, scale);
         }
-        Softmax.scale(s, off, n, scale);
+        Kernels.ROWS.scale(s, off, n, scale);
         for (RowSource src : bias) {
-            addRow(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
+            Kernels.ROWS.addBias(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
         }
         for (RowSource src : keep) {
-            maskRow(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
+            Kernels.ROWS.mask(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
         }
-        return Softmax.max(s, off, n);
-    }
-
-    /** {@code s[off + j] += bias[at + j]} for {@code j < n}. */
-    private static void addRow(float[] s, int off, int n, float[] bias, int at) {
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            FloatVector.fromArray(S, s, off + j).add(FloatVector.fromArray(S, bias, at + j)).intoArray(s, off + j);
-        }
-        for (; j < n; j++) {
-            s[off + j] += bias[at + j];
-        }
-    }
-
-    /** {@code s[off + j] = -Infinity} where {@code keep[at + j] == 0}, for {@code j < n}. */
-    private static void maskRow(float[] s, int off, int n, float[] keep, int at) {
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            VectorMask<Float> masked = FloatVector.fromArray(S, keep, at + j).compare(VectorOperators.EQ, 0f);
-            FloatVector.fromArray(S, s, off + j).blend(NEG_INF, masked).intoArray(s, off + j);
-        }
-        for (; j < n; j++) {
-            if (keep[at + j] == 0f) {
-                s[off + j] = NEG_INF;
-            }
-        }
+        return Kernels.ROWS.max(s, off, n);
     }
 }

@@ -1,10 +1,5 @@
 package io.github.attn4j.kernel;
 
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
-
 /**
  * Row softmax kernels: the plain blocked softmax, the fused scale-mask-softmax over a score
  * tile, and the row primitives the tiled attention kernel builds its online softmax from.
@@ -13,9 +8,6 @@ import jdk.incubator.vector.VectorSpecies;
  * with nothing to attend.
  */
 public final class Softmax {
-    private static final VectorSpecies<Float> S = Vectors.SPECIES;
-    private static final int L = Vectors.LANES;
-
     private Softmax() {
     }
 
@@ -30,7 +22,7 @@ public final class Softmax {
         Bounds.rows("x", x, offset, rows, cols, ld);
         for (int r = 0; r < rows; r++) {
             int off = offset + r * ld;
-            normalizeRow(x, off, cols, max(x, off, cols));
+            normalizeRow(x, off, cols, Kernels.ROWS.max(x, off, cols));
         }
     }
 
@@ -58,53 +50,8 @@ public final class Softmax {
             fill(x, off, n, 0f);
             return;
         }
-        float sum = VectorMath.expShiftSum(x, off, n, max);
-        scale(x, off, n, 1f / sum);
-    }
-
-    /** Multiplies {@code x[off..off+n)} by {@code scale} and returns the maximum of the result. */
-    static float scaleMax(float[] x, int off, int n, float scale) {
-        FloatVector f = FloatVector.broadcast(S, scale);
-        FloatVector m = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            FloatVector v = FloatVector.fromArray(S, x, off + j).mul(f);
-            v.intoArray(x, off + j);
-            m = m.max(v);
-        }
-        float max = m.reduceLanes(VectorOperators.MAX);
-        for (; j < n; j++) {
-            x[off + j] *= scale;
-            max = Math.max(max, x[off + j]);
-        }
-        return max;
-    }
-
-    /** Maximum of {@code x[off..off+n)}; {@code -Infinity} when {@code n == 0}. */
-    static float max(float[] x, int off, int n) {
-        FloatVector m = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            m = m.max(FloatVector.fromArray(S, x, off + j));
-        }
-        if (j < n) {
-            VectorMask<Float> tail = S.indexInRange(j, n);
-            m = m.max(FloatVector.fromArray(S, x, off + j, tail).blend(Float.NEGATIVE_INFINITY, tail.not()));
-        }
-        return m.reduceLanes(VectorOperators.MAX);
-    }
-
-    /** Multiplies {@code x[off..off+n)} by {@code factor}. */
-    static void scale(float[] x, int off, int n, float factor) {
-        FloatVector f = FloatVector.broadcast(S, factor);
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            FloatVector.fromArray(S, x, off + j).mul(f).intoArray(x, off + j);
-        }
-        if (j < n) {
-            VectorMask<Float> tail = S.indexInRange(j, n);
-            FloatVector.fromArray(S, x, off + j, tail).mul(f).intoArray(x, off + j, tail);
-        }
+        float sum = Kernels.ROWS.expShiftSum(x, off, n, max);
+        Kernels.ROWS.scale(x, off, n, 1f / sum);
     }
 
     /** Sets {@code x[off..off+n)} to {@code value}. */

@@ -1,26 +1,24 @@
 package io.github.attn4j.kernel;
 
-import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Holder of the Vector API constants every kernel uses, chosen once when the class is loaded.
+ * Holder of the Vector API constants the vector kernels use: the single switch for the vector
+ * width. The species is the one {@link KernelSelection} chose (the platform's preferred species
+ * unless {@value KernelSelection#PROPERTY} forces a width). Keeping it in one
+ * {@code static final} field lets C2 constant-fold lane counts and masks in every kernel.
  *
- * <p>The species is the platform's preferred float species (16 lanes on AVX-512, 8 on AVX2).
- * Keeping it in one {@code static final} field lets C2 constant-fold lane counts and masks in
- * every kernel.
+ * <p>Only the vector kernels load this class, and only after the selection found
+ * {@code jdk.incubator.vector} readable.
  */
-public final class Vectors {
-    /** The float species all kernels use. */
-    public static final VectorSpecies<Float> SPECIES = FloatVector.SPECIES_PREFERRED;
+final class Vectors {
+    /** The float species all vector kernels use. */
+    static final VectorSpecies<Float> SPECIES =
+            VectorSpecies.of(float.class, VectorShape.forBitSize(KernelSelection.CHOICE.bits()));
     /** Number of float lanes in {@link #SPECIES}. */
-    public static final int LANES = SPECIES.length();
+    static final int LANES = SPECIES.length();
 
     private Vectors() {
-    }
-
-    /** Rounds {@code n} up to a multiple of {@code multiple} (both positive). */
-    static int roundUp(int n, int multiple) {
-        return (n + multiple - 1) / multiple * multiple;
     }
 }

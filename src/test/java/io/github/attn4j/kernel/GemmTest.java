@@ -17,8 +17,8 @@ import org.quicktheories.core.Gen;
 import org.quicktheories.generators.Generate;
 
 class GemmTest {
-    private static final int MR = MicroKernel.MR;
-    private static final int NR = MicroKernel.NR;
+    private static final int MR = Kernels.MR;
+    private static final int NR = Kernels.NR;
     private static final Blocking DEFAULT = Blocking.DEFAULT;
 
     /** Sizes that must always be covered: 1, primes around the block sizes, the odd 207. */
@@ -143,7 +143,7 @@ class GemmTest {
         float[] whole = run(t, false, blocking);
 
         MatrixView a = t.a();
-        float[] packedB = new float[30 * Vectors.roundUp(70, NR)];
+        float[] packedB = new float[30 * Kernels.roundUp(70, NR)];
         Packing.packB(t.b(), 0, 30, 0, 70, packedB, 0);
         float[] aBuf = new float[2 * MR * 30];
         float[] split = t.c();
@@ -312,7 +312,7 @@ class GemmTest {
     void packingMoreThanAnArrayCanHoldIsRejected() {
         MatrixView huge = MatrixView.of(new float[1], 0, 70_000, 70_000, 0, 0);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Gemm.pack(huge));
-        assertMessageMentions(e, "b", String.valueOf(70_000L * Vectors.roundUp(70_000, NR)));
+        assertMessageMentions(e, "b", String.valueOf(70_000L * Kernels.roundUp(70_000, NR)));
     }
 
     /** Whatever the offsets, leading dimensions and lengths, the only failure is a clean IAE. */

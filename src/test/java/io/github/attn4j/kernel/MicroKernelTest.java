@@ -17,8 +17,8 @@ import org.quicktheories.generators.Generate;
  * edge shape of the register block, with and without accumulation.
  */
 class MicroKernelTest {
-    private static final int MR = MicroKernel.MR;
-    private static final int NR = MicroKernel.NR;
+    private static final int MR = Kernels.MR;
+    private static final int NR = Kernels.NR;
 
     /** One case: A rows are {@code kc + ldaPad} apart. */
     private record Case(int kc, int mr, int nr, int ldaPad, boolean accumulate, long seed) {
@@ -70,7 +70,7 @@ class MicroKernelTest {
         }
         c = initial.clone();
 
-        MicroKernel.block(t.kc(), a, aOff, rs, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
+        Kernels.MICRO.block(t.kc(), a, aOff, rs, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
 
         double gamma = (t.kc() + 1) * 0x1p-24 / (1 - (t.kc() + 1) * 0x1p-24);
         for (int at = 0; at < c.length; at++) {

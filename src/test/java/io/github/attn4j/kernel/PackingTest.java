@@ -11,8 +11,8 @@ import org.quicktheories.generators.Generate;
 
 /** The packed panel layouts documented in {@link Packing}, zero padding included. */
 class PackingTest {
-    private static final int MR = MicroKernel.MR;
-    private static final int NR = MicroKernel.NR;
+    private static final int MR = Kernels.MR;
+    private static final int NR = Kernels.NR;
 
     /** A rows x cols view with distinct values; row-major with padding, or a transposed one. */
     private static MatrixView view(int rows, int cols, boolean transposed) {
@@ -37,17 +37,17 @@ class PackingTest {
                     int mc = 1 + pick / 7 % (rows - i0);
                     int p0 = pick / 3 % cols;
                     int kc = 1 + pick / 11 % (cols - p0);
-                    float[] dst = new float[Vectors.roundUp(mc, MR) * kc + 5];
+                    float[] dst = new float[Kernels.roundUp(mc, MR) * kc + 5];
                     Arrays.fill(dst, Float.NaN);
                     Packing.packA(a, i0, mc, p0, kc, dst);
-                    for (int i = 0; i < Vectors.roundUp(mc, MR); i++) {
+                    for (int i = 0; i < Kernels.roundUp(mc, MR); i++) {
                         for (int p = 0; p < kc; p++) {
                             float expected = i < mc ? a.get(i0 + i, p0 + p) : 0f;
                             assertEquals(expected, dst[i * kc + p],
                                     "A(" + i + ", " + p + ") of " + a);
                         }
                     }
-                    for (int at = Vectors.roundUp(mc, MR) * kc; at < dst.length; at++) {
+                    for (int at = Kernels.roundUp(mc, MR) * kc; at < dst.length; at++) {
                         assertEquals(Float.NaN, dst[at], "written past the packed block");
                     }
                 });
@@ -63,12 +63,12 @@ class PackingTest {
                     int j0 = pick / 3 % cols;
                     int nc = 1 + pick / 11 % (cols - j0);
                     int dstOff = pick % 4;
-                    int size = kc * Vectors.roundUp(nc, NR);
+                    int size = kc * Kernels.roundUp(nc, NR);
                     float[] dst = new float[dstOff + size + 5];
                     Arrays.fill(dst, Float.NaN);
                     Packing.packB(b, p0, kc, j0, nc, dst, dstOff);
                     for (int p = 0; p < kc; p++) {
-                        for (int j = 0; j < Vectors.roundUp(nc, NR); j++) {
+                        for (int j = 0; j < Kernels.roundUp(nc, NR); j++) {
                             float expected = j < nc ? b.get(p0 + p, j0 + j) : 0f;
                             assertEquals(expected, dst[dstOff + j / NR * NR * kc + p * NR + j % NR],
                                     "B(" + p + ", " + j + ") of " + b);

@@ -5,8 +5,13 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@link VectorMath#expShiftSum} against {@link StrictMath} (fdlibm) in double. */
-class VectorMathTest {
+/**
+ * The active path's {@link RowOps#expShiftSum} against {@link StrictMath} (fdlibm) in double, and
+ * against {@link ExpFloat#exp} bit for bit.
+ */
+class ExpFloatTest {
+    private static final int LANES = Math.max(1, Kernels.vectorBits() / 32);
+
     @Test
     void withinTwoUlpAcrossTheRange() {
         int n = (1 << 20) + 5;    // not a multiple of the lane count: the scalar tail runs too
@@ -15,7 +20,7 @@ class VectorMathTest {
             x[i] = -86.5f + 174.7f * i / n;
         }
         float[] y = x.clone();
-        VectorMath.expShiftSum(y, 0, n, 0f);
+        Kernels.ROWS.expShiftSum(y, 0, n, 0f);
         double worst = 0;
         for (int i = 0; i < n; i++) {
             double exact = StrictMath.exp(x[i]);
@@ -27,10 +32,10 @@ class VectorMathTest {
     @Test
     void edgeValuesInVectorLanesAndInTheTail() {
         float[] edge = {0f, -0f, Float.NEGATIVE_INFINITY, -100f, -86.7f, Float.NaN, 89f, Float.POSITIVE_INFINITY, 1f, -1f};
-        for (int lead : new int[]{0, Vectors.LANES * 2 - edge.length + Vectors.LANES}) {
+        for (int lead : new int[]{0, Math.max(1, LANES * 3 - edge.length)}) {
             float[] y = new float[lead + edge.length];
             System.arraycopy(edge, 0, y, lead, edge.length);
-            VectorMath.expShiftSum(y, 0, y.length, 0f);
+            Kernels.ROWS.expShiftSum(y, 0, y.length, 0f);
             assertEquals(1f, y[lead]);
             assertEquals(1f, y[lead + 1]);
             assertEquals(0f, y[lead + 2]);
@@ -52,8 +57,22 @@ class VectorMathTest {
             x[i] = i * 0.25f;
             expected += StrictMath.exp(i * 0.25 - 9.0);
         }
-        float sum = VectorMath.expShiftSum(x, 0, x.length, 9f);
+        float sum = Kernels.ROWS.expShiftSum(x, 0, x.length, 9f);
         assertEquals(expected, sum, 1e-6 * expected);
         assertEquals(StrictMath.exp(36 * 0.25 - 9), x[36], 2e-7);
+    }
+
+    @Test
+    void everyLaneEqualsTheOneValueForm() {
+        int n = 4099;
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = -90f + 180f * i / n;
+        }
+        float[] y = x.clone();
+        Kernels.ROWS.expShiftSum(y, 0, n, 0.5f);
+        for (int i = 0; i < n; i++) {
+            assertEquals(Float.floatToRawIntBits(ExpFloat.exp(x[i] - 0.5f)), Float.floatToRawIntBits(y[i]), "x = " + x[i]);
+        }
     }
 }

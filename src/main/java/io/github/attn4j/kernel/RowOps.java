@@ -1,0 +1,36 @@
+package io.github.attn4j.kernel;
+
+/**
+ * The elementwise and reduction loops over one row of scores that softmax and the attention
+ * tiles are built from. {@link Kernels#ROWS} is the implementation chosen at startup
+ * ({@link VectorRowOps} or {@link ScalarRowOps}). Every method handles any {@code n >= 0} and
+ * reduces in a fixed order, so a given path returns the same bits on every call.
+ */
+interface RowOps {
+    /**
+     * Replaces {@code x[off..off+n)} by {@code e^(x - shift)} ({@link ExpFloat#exp}) and returns
+     * the sum of the new values.
+     */
+    float expShiftSum(float[] x, int off, int n, float shift);
+
+    /** Multiplies {@code x[off..off+n)} by {@code scale} and returns the maximum of the result. */
+    float scaleMax(float[] x, int off, int n, float scale);
+
+    /** Maximum of {@code x[off..off+n)}, NaN if one is NaN; {@code -Infinity} when {@code n == 0}. */
+    float max(float[] x, int off, int n);
+
+    /** Multiplies {@code x[off..off+n)} by {@code factor}. */
+    void scale(float[] x, int off, int n, float factor);
+
+    /**
+     * {@code s[off + j] += bias[at + j]} for {@code j < n}, except that a {@code -Infinity} bias
+     * always gives {@code -Infinity} (even on a NaN score: a masked key stays masked).
+     */
+    void addBias(float[] s, int off, int n, float[] bias, int at);
+
+    /** {@code s[off + j] = -Infinity} where {@code keep[at + j] == 0}, for {@code j < n}. */
+    void mask(float[] s, int off, int n, float[] keep, int at);
+
+    /** Whether any of {@code x[off..off+n)} is NaN or infinite. */
+    boolean anyNonFinite(float[] x, int off, int n);
+}

@@ -1,0 +1,18 @@
+package io.github.attn4j.kernel;
+
+/**
+ * Factory of the vector kernels, the only door from {@link Kernels} to classes that use
+ * {@code jdk.incubator.vector}. Loaded only when {@link KernelSelection} chose a vector width.
+ */
+final class VectorKernels {
+    private VectorKernels() {
+    }
+
+    static MicroKernel microKernel() {
+        return new VectorMicroKernel();
+    }
+
+    static RowOps rowOps() {
+        return new VectorRowOps();
+    }
+}

@@ -1,0 +1,161 @@
+package io.github.attn4j.kernel;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import static io.github.attn4j.kernel.ExpFloat.LN2_HI;
+import static io.github.attn4j.kernel.ExpFloat.LN2_LO;
+import static io.github.attn4j.kernel.ExpFloat.LOG2E;
+import static io.github.attn4j.kernel.ExpFloat.MAX_ARG;
+import static io.github.attn4j.kernel.ExpFloat.MIN_ARG;
+import static io.github.attn4j.kernel.ExpFloat.P0;
+import static io.github.attn4j.kernel.ExpFloat.P1;
+import static io.github.attn4j.kernel.ExpFloat.P2;
+import static io.github.attn4j.kernel.ExpFloat.P3;
+import static io.github.attn4j.kernel.ExpFloat.P4;
+import static io.github.attn4j.kernel.ExpFloat.P5;
+import static io.github.attn4j.kernel.ExpFloat.ROUND;
+
+/**
+ * The row loops on {@link Vectors#SPECIES}, with a scalar tail for the last {@code n % LANES}
+ * elements. Vector values are written inside each loop body rather than passed to helpers: a
+ * helper taking vectors that C2 does not inline boxes them on every call. Lane sums are added in
+ * lane order, so the result does not depend on the JIT's reduction order.
+ */
+final class VectorRowOps implements RowOps {
+    private static final VectorSpecies<Float> S = Vectors.SPECIES;
+    private static final int L = Vectors.LANES;
+    private static final float NEG_INF = Float.NEGATIVE_INFINITY;
+
+    @Override
+    public float expShiftSum(float[] x, int off, int n, float shift) {
+        FloatVector sh = FloatVector.broadcast(S, shift);
+        FloatVector log2e = FloatVector.broadcast(S, LOG2E);
+        FloatVector round = FloatVector.broadcast(S, ROUND);
+        FloatVector sum = FloatVector.zero(S);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector arg = FloatVector.fromArray(S, x, off + j).sub(sh);
+            FloatVector clamped = arg.max(MIN_ARG).min(MAX_ARG);
+            FloatVector k = clamped.fma(log2e, round).sub(ROUND);
+            FloatVector r = k.fma(FloatVector.broadcast(S, -LN2_HI), clamped);
+            r = k.fma(FloatVector.broadcast(S, -LN2_LO), r);
+            FloatVector p = r.fma(FloatVector.broadcast(S, P5), FloatVector.broadcast(S, P4));
+            p = p.fma(r, FloatVector.broadcast(S, P3));
+            p = p.fma(r, FloatVector.broadcast(S, P2));
+            p = p.fma(r, FloatVector.broadcast(S, P1));
+            p = p.fma(r, FloatVector.broadcast(S, P0));
+            p = p.fma(r.mul(r), r).add(1f);
+            IntVector bits = ((IntVector) k.convert(VectorOperators.F2I, 0)).add(126).lanewise(VectorOperators.LSHL, 23);
+            FloatVector e = p.mul(bits.reinterpretAsFloats()).mul(2f);
+            e = e.blend(0f, arg.compare(VectorOperators.LT, MIN_ARG));
+            e = e.blend(Float.POSITIVE_INFINITY, arg.compare(VectorOperators.GT, MAX_ARG));
+            e = e.blend(arg, arg.test(VectorOperators.IS_NAN));
+            e.intoArray(x, off + j);
+            sum = sum.add(e);
+        }
+        float total = 0f;
+        for (int lane = 0; lane < L; lane++) {
+            total += sum.lane(lane);
+        }
+        for (; j < n; j++) {
+            x[off + j] = ExpFloat.exp(x[off + j] - shift);
+            total += x[off + j];
+        }
+        return total;
+    }
+
+    @Override
+    public float scaleMax(float[] x, int off, int n, float scale) {
+        FloatVector f = FloatVector.broadcast(S, scale);
+        FloatVector m = FloatVector.broadcast(S, NEG_INF);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector v = FloatVector.fromArray(S, x, off + j).mul(f);
+            v.intoArray(x, off + j);
+            m = m.max(v);
+        }
+        float max = m.reduceLanes(VectorOperators.MAX);
+        for (; j < n; j++) {
+            x[off + j] *= scale;
+            max = Math.max(max, x[off + j]);
+        }
+        return max;
+    }
+
+    @Override
+    public float max(float[] x, int off, int n) {
+        FloatVector m = FloatVector.broadcast(S, NEG_INF);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            m = m.max(FloatVector.fromArray(S, x, off + j));
+        }
+        if (j < n) {
+            VectorMask<Float> tail = S.indexInRange(j, n);
+            m = m.max(FloatVector.fromArray(S, x, off + j, tail).blend(NEG_INF, tail.not()));
+        }
+        return m.reduceLanes(VectorOperators.MAX);
+    }
+
+    @Override
+    public void scale(float[] x, int off, int n, float factor) {
+        FloatVector f = FloatVector.broadcast(S, factor);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector.fromArray(S, x, off + j).mul(f).intoArray(x, off + j);
+        }
+        if (j < n) {
+            VectorMask<Float> tail = S.indexInRange(j, n);
+            FloatVector.fromArray(S, x, off + j, tail).mul(f).intoArray(x, off + j, tail);
+        }
+    }
+
+    @Override
+    public void addBias(float[] s, int off, int n, float[] bias, int at) {
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector b = FloatVector.fromArray(S, bias, at + j);
+            FloatVector.fromArray(S, s, off + j).add(b).blend(NEG_INF, b.compare(VectorOperators.EQ, NEG_INF))
+                    .intoArray(s, off + j);
+        }
+        for (; j < n; j++) {
+            float b = bias[at + j];
+            s[off + j] = b == NEG_INF ? NEG_INF : s[off + j] + b;
+        }
+    }
+
+    @Override
+    public void mask(float[] s, int off, int n, float[] keep, int at) {
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            VectorMask<Float> masked = FloatVector.fromArray(S, keep, at + j).compare(VectorOperators.EQ, 0f);
+            FloatVector.fromArray(S, s, off + j).blend(NEG_INF, masked).intoArray(s, off + j);
+        }
+        for (; j < n; j++) {
+            if (keep[at + j] == 0f) {
+                s[off + j] = NEG_INF;
+            }
+        }
+    }
+
+    @Override
+    public boolean anyNonFinite(float[] x, int off, int n) {
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            // x - x is 0 for finite x and NaN for NaN and both infinities.
+            FloatVector v = FloatVector.fromArray(S, x, off + j);
+            if (v.sub(v).test(VectorOperators.IS_NAN).anyTrue()) {
+                return true;
+            }
+        }
+        for (; j < n; j++) {
+            if (!Float.isFinite(x[off + j])) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
