@@ -151,13 +151,44 @@ public final class AttentionKernel {
         }
     }
 
-    /** {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}. */
+    /**
+     * {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}. A key whose weight is exactly
+     * 0 contributes nothing, even when its value row holds NaN or an infinity (where {@code 0 · NaN}
+     * would be NaN): such tiles, flagged when packing, take {@link #multiplyValuesSkippingZeros}.
+     */
     private static void multiplyValues(PackedKeysValues kv, float[] p, int pOff, int ldp, int rows, int j0, int nk, float[] o) {
+        if (kv.hasNonFiniteValues(j0, j0 + nk)) {
+            multiplyValuesSkippingZeros(kv, p, pOff, ldp, rows, j0, nk, o);
+            return;
+        }
         int dvPad = kv.dvPad;
         for (int jr = 0; jr < dvPad; jr += NR) {
             for (int ir = 0; ir < rows; ir += MR) {
                 Kernels.MICRO.block(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, jr * kv.keys + j0 * NR,
                         o, ir * dvPad + jr, dvPad, Math.min(MR, rows - ir), NR, true);
+            }
+        }
+    }
+
+    /**
+     * The same product one element at a time, leaving out zero weights. Each element is still one
+     * chain of fused multiply-adds in increasing key order added to {@code o}, like the
+     * micro-kernel, so finite values give the same bits as the fast path.
+     */
+    private static void multiplyValuesSkippingZeros(PackedKeysValues kv, float[] p, int pOff, int ldp, int rows,
+                                                    int j0, int nk, float[] o) {
+        int dvPad = kv.dvPad;
+        for (int r = 0; r < rows; r++) {
+            for (int c = 0; c < dvPad; c++) {
+                int panel = c / NR * NR * kv.keys + c % NR;
+                float acc = 0f;
+                for (int j = 0; j < nk; j++) {
+                    float w = p[pOff + r * ldp + j];
+                    if (w != 0f) {
+                        acc = Math.fma(w, kv.valuePanels[panel + (j0 + j) * NR], acc);
+                    }
+                }
+                o[r * dvPad + c] += acc;
             }
         }
     }
@@ -199,6 +230,8 @@ public final class AttentionKernel {
         final int dvPad;
         final float[] keyPanels;
         final float[] valuePanels;
+        /** Per tile of {@link #BK} keys: whether one of its value rows is not finite. */
+        final boolean[] nonFiniteTiles;
 
         PackedKeysValues(int keys, int d, int dv) {
             this.keys = keys;
@@ -206,6 +239,17 @@ public final class AttentionKernel {
             this.dvPad = Math.max(NR, Kernels.roundUp(dv, NR));
             this.keyPanels = new float[Kernels.roundUp(keys, NR) * d];
             this.valuePanels = new float[keys * dvPad];
+            this.nonFiniteTiles = new boolean[(keys + BK - 1) / BK];
+        }
+
+        /** Whether a value row of a key in {@code [j0, j1)} holds NaN or an infinity. */
+        boolean hasNonFiniteValues(int j0, int j1) {
+            for (int t = j0 / BK; t * BK < j1; t++) {
+                if (nonFiniteTiles[t]) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /**
@@ -222,6 +266,12 @@ public final class AttentionKernel {
                 }
             }
             int dv = v.width();
+            java.util.Arrays.fill(nonFiniteTiles, false);
+            for (int j = 0; j < keys; j++) {
+                if (Kernels.ROWS.anyNonFinite(v.data(), v.at(b, j, g), dv)) {
+                    nonFiniteTiles[j / BK] = true;
+                }
+            }
             for (int c0 = 0; c0 < dv; c0 += NR) {
                 int width = Math.min(NR, dv - c0);
                 int panel = c0 * keys;
