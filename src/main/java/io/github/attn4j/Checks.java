@@ -8,6 +8,12 @@ import java.util.Objects;
  * the expected and the actual value, so a caller can fix the call from the message alone.
  */
 final class Checks {
+    /**
+     * The most elements a tensor or any buffer attn4j allocates may hold: the largest
+     * {@code float[]} every JVM can allocate ({@code Integer.MAX_VALUE - 8}).
+     */
+    static final int MAX_ELEMENTS = Integer.MAX_VALUE - 8;
+
     private Checks() {
     }
 
@@ -38,7 +44,7 @@ final class Checks {
         }
     }
 
-    /** Product of the dims as an int, or an exception naming {@code name} when it exceeds {@link Integer#MAX_VALUE}. */
+    /** Product of the dims as an int, or an exception naming {@code name} when it exceeds {@link #MAX_ELEMENTS}. */
     static int elementCount(String name, long... dims) {
         for (long d : dims) {
             check(d >= 0, name, "non-negative dimensions", Arrays.toString(dims));
@@ -49,9 +55,10 @@ final class Checks {
         long n = 1;
         for (long d : dims) {
             n *= d;
-            if (n > Integer.MAX_VALUE) {
+            if (n > MAX_ELEMENTS) {
                 throw new IllegalArgumentException(name + ": element count of " + Arrays.toString(dims)
-                        + " exceeds Integer.MAX_VALUE (" + Integer.MAX_VALUE + "); attn4j tensors are indexed by int");
+                        + " exceeds the limit of " + MAX_ELEMENTS + " elements (Integer.MAX_VALUE - 8, the largest"
+                        + " float[] a JVM allocates; attn4j indexes tensors by int)");
             }
         }
         return (int) n;

@@ -1,11 +1,14 @@
 package io.github.attn4j;
 
 import io.github.attn4j.kernel.HeadLayout;
+import io.github.attn4j.kernel.KeyValuePanels;
 
 /**
  * Projected keys and values of the tokens a {@link MultiHeadAttention} has seen so far, per batch
- * row, for incremental decoding with {@link MultiHeadAttention#forwardCached}. Storage is
- * {@code (B, capacity, KVH·hd)} for keys and for values; it doubles when a call needs more room.
+ * row, for incremental decoding with {@link MultiHeadAttention#forwardCached}. Each (batch row,
+ * key/value head) keeps its keys and values in the attention kernel's packed panel layout, so a
+ * decoding step appends its token and reads the cache in place, with no repacking; the room
+ * doubles when a call needs more.
  *
  * <p>A cache is mutable and belongs to the module that made it: use it from one thread at a
  * time (the module itself may be shared).
@@ -13,20 +16,23 @@ import io.github.attn4j.kernel.HeadLayout;
 public final class KvCache {
     private final MultiHeadAttention owner;
     private final int batch;
-    private final int width;
-    private float[] keys;
-    private float[] values;
+    private final int heads;
+    private final int headDim;
+    private final KeyValuePanels[] panels;
     private int capacity;
     private int length;
 
-    KvCache(MultiHeadAttention owner, int batch, int capacity, int width) {
+    KvCache(MultiHeadAttention owner, int batch, int capacity, int heads, int headDim) {
         this.owner = owner;
         this.batch = batch;
-        this.width = width;
+        this.heads = heads;
+        this.headDim = headDim;
         this.capacity = capacity;
-        int size = Checks.elementCount("cache (B, capacity, KVH*hd)", batch, capacity, width);
-        this.keys = new float[size];
-        this.values = new float[size];
+        checkCapacity("capacity", capacity, headDim);
+        this.panels = new KeyValuePanels[Checks.elementCount("cache (B, KVH)", batch, heads)];
+        for (int i = 0; i < panels.length; i++) {
+            panels[i] = new KeyValuePanels(headDim, headDim, capacity);
+        }
     }
 
     /** Number of cached tokens per batch row. */
@@ -52,6 +58,9 @@ public final class KvCache {
      */
     public void truncate(int newLength) {
         Checks.check(newLength >= 0 && newLength <= length, "newLength", "a length in [0, " + length + "]", newLength);
+        for (KeyValuePanels p : panels) {
+            p.truncate(newLength);
+        }
         length = newLength;
     }
 
@@ -59,47 +68,33 @@ public final class KvCache {
         return owner;
     }
 
+    /** Checks that {@code tokens} more tokens fit the size limits, before anything is computed. */
+    void checkRoom(int tokens) {
+        checkCapacity("cached length + new tokens", (long) length + tokens, headDim);
+    }
+
     /**
-     * Appends {@code tokens} tokens per batch row whose keys and values are rows of
-     * {@code width} floats in {@code source}: token {@code t} of row {@code b} at
-     * {@code source[(b * tokens + t) * rowStride + keyColumn]} (and {@code valueColumn}).
+     * Appends the keys and values of {@code k.length()} new tokens per batch row, packed straight
+     * into the panels the attention kernel reads.
      */
-    void append(float[] source, int tokens, int rowStride, int keyColumn, int valueColumn) {
-        int needed = length + tokens;
-        if (needed > capacity) {
-            grow(Math.max(needed, (int) Math.min(Integer.MAX_VALUE, 2L * capacity)));
-        }
+    void append(HeadLayout k, HeadLayout v) {
         for (int b = 0; b < batch; b++) {
-            for (int t = 0; t < tokens; t++) {
-                int src = (b * tokens + t) * rowStride;
-                int dst = (b * capacity + length + t) * width;
-                System.arraycopy(source, src + keyColumn, keys, dst, width);
-                System.arraycopy(source, src + valueColumn, values, dst, width);
+            for (int g = 0; g < heads; g++) {
+                panels[b * heads + g].append(k, v, b, g);
             }
         }
-        length = needed;
+        length += k.length();
+        capacity = panels.length > 0 ? panels[0].capacity() : Math.max(capacity, length);
     }
 
-    /** The cached keys as heads of width {@code headDim}. */
-    HeadLayout keys(int heads, int headDim) {
-        return new HeadLayout(keys, 0, batch, length, heads, headDim, capacity * width, width, headDim);
+    private static void checkCapacity(String name, long tokens, int headDim) {
+        int max = KeyValuePanels.maxCapacity(headDim, headDim, Checks.MAX_ELEMENTS);
+        Checks.check(tokens <= max, name, "at most " + max + " tokens (each (batch, kv head) keeps its keys and values"
+                + " in arrays of at most " + Checks.MAX_ELEMENTS + " floats)", tokens);
     }
 
-    /** The cached values as heads of width {@code headDim}. */
-    HeadLayout values(int heads, int headDim) {
-        return new HeadLayout(values, 0, batch, length, heads, headDim, capacity * width, width, headDim);
-    }
-
-    private void grow(int newCapacity) {
-        int size = Checks.elementCount("cache (B, capacity, KVH*hd)", batch, newCapacity, width);
-        float[] k = new float[size];
-        float[] v = new float[size];
-        for (int b = 0; b < batch; b++) {
-            System.arraycopy(keys, b * capacity * width, k, b * newCapacity * width, length * width);
-            System.arraycopy(values, b * capacity * width, v, b * newCapacity * width, length * width);
-        }
-        keys = k;
-        values = v;
-        capacity = newCapacity;
+    /** The packed keys and values, one per (batch, kv head) at {@code b * KVH + g}. */
+    KeyValuePanels[] panels() {
+        return panels;
     }
 }

@@ -123,7 +123,7 @@ public final class MultiHeadAttention {
     public KvCache newKvCache(int batch, int capacity) {
         Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
         Checks.check(capacity >= 0, "capacity", "a non-negative capacity", capacity);
-        return new KvCache(this, batch, capacity, kvHeads * headDim);
+        return new KvCache(this, batch, capacity, kvHeads, headDim);
     }
 
     /**
@@ -148,11 +148,12 @@ public final class MultiHeadAttention {
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
         int width = qkv.outFeatures;
-        int total = Checks.elementCount("cached length", (long) cache.length() + tokens);
-        Checks.elementCount("cache (B, length, KVH*hd)", batch, total, kvWidth);
+        cache.checkRoom(tokens);
+        int total = cache.length() + tokens;
         int outSize = Checks.elementCount("output (B, T, E)", batch, tokens, embedDim);
         float[] buf = qkv.apply(xNew.data(), Checks.elementCount("projected q|k|v (B*T, width)", batch, tokens, width), threads);
-        cache.append(buf, tokens, width, qWidth, qWidth + kvWidth);
+        cache.append(HeadLayout.tokenMajor(buf, qWidth, batch, tokens, kvHeads, headDim, width),
+                HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, tokens, kvHeads, headDim, width));
         float[] attended = new float[Checks.elementCount("attention output (B, T, H*hd)", batch, tokens, qWidth)];
         if (tokens == 1) {
             // One new token sees every cached key, so nothing is masked, and the query heads that
@@ -160,14 +161,14 @@ public final class MultiHeadAttention {
             // over each group's keys and values serves all its heads.
             int group = numHeads / kvHeads;
             AttentionKernel.forward(new HeadLayout(buf, 0, batch, group, kvHeads, headDim, width, headDim, group * headDim),
-                    cache.keys(kvHeads, headDim), cache.values(kvHeads, headDim),
+                    cache.panels(), kvHeads,
                     new HeadLayout(attended, 0, batch, group, kvHeads, headDim, qWidth, headDim, group * headDim),
-                    AttentionMask.none().toScoreMask(batch, kvHeads, group, total), scale, null, threads);
+                    AttentionMask.none().toScoreMask(batch, kvHeads, group, total), scale, threads);
         } else {
             AttentionKernel.forward(HeadLayout.tokenMajor(buf, 0, batch, tokens, numHeads, headDim, width),
-                    cache.keys(kvHeads, headDim), cache.values(kvHeads, headDim),
+                    cache.panels(), kvHeads,
                     HeadLayout.tokenMajor(attended, 0, batch, tokens, numHeads, headDim, qWidth),
-                    AttentionMask.causal().toScoreMask(batch, numHeads, tokens, total), scale, null, threads);
+                    AttentionMask.causal().toScoreMask(batch, numHeads, tokens, total), scale, threads);
         }
         return Tensor.of(out.apply(attended, outSize, threads), batch, tokens, embedDim);
     }

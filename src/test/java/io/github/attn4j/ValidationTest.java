@@ -41,7 +41,7 @@ class ValidationTest {
 
     @Test
     void tensorRejectsElementCountPastIntMax() {
-        rejects(() -> Tensor.zeros(65536, 65536), "shape", "exceeds Integer.MAX_VALUE");
+        rejects(() -> Tensor.zeros(65536, 65536), "shape", "exceeds the limit of 2147483639 elements");
         rejects(() -> Tensor.of(new float[4], 1 << 16, 1 << 16, 0, 4), "data", "length 0");
     }
 
@@ -130,7 +130,7 @@ class ValidationTest {
         // 16 heads x 12000 x 12000 = 2.3e9 weights: rejected before anything that large is allocated.
         Tensor q = t(1, 16, 12000, 1), k = t(1, 16, 12000, 1);
         rejects(() -> ScaledDotProductAttention.applyWithWeights(q, k, k, AttentionMask.none(), 1f),
-                "weights", "exceeds Integer.MAX_VALUE");
+                "weights", "exceeds the limit of 2147483639 elements");
     }
 
     // ---- Embedding
@@ -158,7 +158,7 @@ class ValidationTest {
     void embeddingRejectsResultPastIntMax() {
         Embedding e = Embedding.of(new float[1 << 16], 1, 1 << 16);
         int[][] ids = new int[1 << 16][1];
-        rejects(() -> e.lookup(ids), "lookup result", "exceeds Integer.MAX_VALUE");
+        rejects(() -> e.lookup(ids), "lookup result", "exceeds the limit of 2147483639 elements");
     }
 
     // ---- MultiHeadAttention
@@ -187,7 +187,7 @@ class ValidationTest {
 
     @Test
     void builderRejectsWeightsPastIntMax() {
-        rejects(() -> MultiHeadAttention.builder(50000, 1).build(), "exceeds Integer.MAX_VALUE");
+        rejects(() -> MultiHeadAttention.builder(50000, 1).build(), "exceeds the limit of 2147483639 elements");
     }
 
     @Test
@@ -206,6 +206,6 @@ class ValidationTest {
     void forwardWithWeightsRejectsWeightsPastIntMax() {
         MultiHeadAttention m = MultiHeadAttention.builder(16, 16).build();
         Tensor x = t(1, 12000, 16);
-        rejects(() -> m.forwardWithWeights(x, x, x, AttentionMask.none()), "weights", "exceeds Integer.MAX_VALUE");
+        rejects(() -> m.forwardWithWeights(x, x, x, AttentionMask.none()), "weights", "exceeds the limit of 2147483639 elements");
     }
 }

@@ -28,6 +28,12 @@ public final class AttentionKernel {
     static final int BQ = 8 * MR;
     /** Keys per tile: a multiple of NR. */
     static final int BK = 4 * NR;
+    /**
+     * Keys per split when a head has a single query tile (decoding): the key range is cut into
+     * splits of this many keys, each computed by one task, and their partial softmax states are
+     * merged in split order. The split depends only on the key count, never on the thread count.
+     */
+    static final int SPLIT = 16 * BK;
 
     private AttentionKernel() {
     }
@@ -47,8 +53,10 @@ public final class AttentionKernel {
 
     /**
      * As {@link #forward(HeadLayout, HeadLayout, HeadLayout, HeadLayout, ScoreMask, float, float[])}
-     * on up to {@code threads} threads. Every (query head, query tile) is one task computed start
-     * to finish by one thread, so the result is bit-identical for every thread count.
+     * on up to {@code threads} threads. The keys and values of each (batch, kv head) are packed
+     * once and shared by the tasks of its query heads. Every task is computed start to finish by
+     * one thread and partial results are merged in a fixed order, so the result is bit-identical
+     * for every thread count.
      *
      * @throws IllegalArgumentException also if {@code threads < 1}
      */
@@ -56,33 +64,92 @@ public final class AttentionKernel {
                                ScoreMask mask, float scale, float[] weights, int threads) {
         checkShapes(q, k, v, out, weights);
         require(threads >= 1, "threads", "at least 1", threads);
-        int groups = k.heads();
-        int perGroup = groups == 0 ? 0 : q.heads() / groups;
-        int queryTiles = (q.length() + BQ - 1) / BQ;
-        int tasks = perGroup * queryTiles;
-        PackedKeysValues kv = new PackedKeysValues(k.length(), k.width(), v.width());
-        TileState[] states = new TileState[Parallel.workers(threads, tasks)];
+        KeyValuePanels[] one = {new KeyValuePanels(k.width(), v.width(), k.length())};
         for (int b = 0; b < q.batch(); b++) {
-            for (int g = 0; g < groups; g++) {
-                kv.pack(k, v, b, g);
-                int batch = b, firstHead = g * perGroup;
-                Parallel.forEach(threads, tasks, (task, worker) -> {
-                    TileState ts = states[worker] == null ? (states[worker] = new TileState(kv, weights == null)) : states[worker];
-                    int h = firstHead + task / queryTiles;
-                    int i0 = task % queryTiles * BQ;
-                    int rows = Math.min(BQ, q.length() - i0);
-                    if (weights == null) {
-                        onlineTile(q, out, mask, scale, kv, ts, batch, h, i0, rows);
-                    } else {
-                        materializedTile(q, out, mask, scale, kv, ts, weights, batch, h, i0, rows);
-                    }
-                });
+            for (int g = 0; g < k.heads(); g++) {
+                one[0].packFrom(k, v, b, g);
+                run(q, one, b, g, 1, k.heads(), out, mask, scale, weights, threads);
             }
         }
     }
 
-    private static void onlineTile(HeadLayout q, HeadLayout out, ScoreMask mask, float scale,
-                                   PackedKeysValues kv, TileState ws, int b, int h, int i0, int rows) {
+    /**
+     * Attention of {@code q} over keys and values already packed per (batch, kv head):
+     * {@code panels[b * KVH + g]}, all of the same length (a KV cache). All (batch, head, tile,
+     * split) tasks run in one parallel pass.
+     *
+     * @throws IllegalArgumentException if the panels disagree with {@code q} and {@code out}
+     */
+    public static void forward(HeadLayout q, KeyValuePanels[] panels, int kvHeads, HeadLayout out,
+                               ScoreMask mask, float scale, int threads) {
+        require(threads >= 1, "threads", "at least 1", threads);
+        require(kvHeads > 0 && q.heads() % kvHeads == 0, "kvHeads", "a positive divisor of q.heads = " + q.heads(), kvHeads);
+        require(panels.length == q.batch() * kvHeads, "panels", "B * KVH = " + q.batch() * kvHeads, panels.length);
+        for (KeyValuePanels p : panels) {
+            require(p.d == q.width() && p.dv == out.width() && p.keys == panels[0].keys, "panels",
+                    "widths " + q.width() + "/" + out.width() + " and one length", p.d + "/" + p.dv + ", length " + p.keys);
+        }
+        require(out.batch() == q.batch() && out.heads() == q.heads() && out.length() == q.length(), "out",
+                "the batch, heads and length of q", out.batch() + "/" + out.heads() + "/" + out.length());
+        if (panels.length > 0) {
+            run(q, panels, 0, 0, q.batch(), kvHeads, out, mask, scale, null, threads);
+        }
+    }
+
+    /**
+     * One parallel pass over batches {@code [b0, b0 + batches)} and kv heads {@code [g0, g0 + G)}
+     * ({@code G = kvHeads} when {@code batches > 1} or the panels cover every head; else one head
+     * {@code g0}); {@code panels[i]} holds (b0 + i / G', g0 + i % G') where G' heads are covered.
+     */
+    private static void run(HeadLayout q, KeyValuePanels[] panels, int b0, int g0, int batches, int kvHeads,
+                            HeadLayout out, ScoreMask mask, float scale, float[] weights, int threads) {
+        int groupsCovered = panels.length / batches;
+        int perGroup = q.heads() / kvHeads;
+        int keys = panels[0].keys;
+        int queryTiles = (q.length() + BQ - 1) / BQ;
+        int splits = weights == null && queryTiles == 1 ? Math.max(1, (keys + SPLIT - 1) / SPLIT) : 1;
+        int perPanel = perGroup * queryTiles * splits;
+        int tasks = panels.length * perPanel;
+        int dvPad = panels[0].dvPad;
+        Partials partials = splits > 1 ? new Partials(tasks, Math.min(BQ, q.length()), dvPad) : null;
+        TileState[] states = new TileState[Parallel.workers(threads, tasks)];
+        Parallel.forEach(threads, tasks, (task, worker) -> {
+            TileState ts = states[worker] == null ? (states[worker] = new TileState(dvPad, weights == null)) : states[worker];
+            int panel = task / perPanel;
+            int rest = task % perPanel;
+            int b = b0 + panel / groupsCovered;
+            int g = g0 + panel % groupsCovered;
+            int h = g * perGroup + rest / (queryTiles * splits);
+            int i0 = rest / splits % queryTiles * BQ;
+            int split = rest % splits;
+            int rows = Math.min(BQ, q.length() - i0);
+            KeyValuePanels kv = panels[panel];
+            if (weights != null) {
+                materializedTile(q, out, mask, scale, kv, ts, weights, b, h, i0, rows);
+            } else if (partials == null) {
+                onlineTile(q, mask, scale, kv, ts, b, h, i0, rows, 0, kv.keys);
+                finish(ts, rows, dvPad);
+                store(out, ts.acc, dvPad, b, h, i0, rows);
+            } else {
+                onlineTile(q, mask, scale, kv, ts, b, h, i0, rows, split * SPLIT, Math.min(kv.keys, (split + 1) * SPLIT));
+                partials.save(task, ts, rows);
+            }
+        });
+        if (partials != null) {
+            for (int first = 0; first < tasks; first += splits) {
+                int panel = first / perPanel;
+                int h = (g0 + panel % groupsCovered) * perGroup + first % perPanel / splits;
+                partials.merge(first, splits, q.length(), out, b0 + panel / groupsCovered, h);
+            }
+        }
+    }
+
+    /**
+     * Runs the online softmax of query rows {@code i0..i0+rows)} of (b, h) over keys
+     * {@code [from, to)}, leaving the unnormalized output, row maxima and row sums in {@code ws}.
+     */
+    private static void onlineTile(HeadLayout q, ScoreMask mask, float scale, KeyValuePanels kv, TileState ws,
+                                   int b, int h, int i0, int rows, int from, int to) {
         int keys = kv.keys;
         int dvPad = kv.dvPad;
         float[] s = ws.scores;
@@ -91,8 +158,8 @@ public final class AttentionKernel {
         java.util.Arrays.fill(ws.rowMax, Float.NEGATIVE_INFINITY);
         java.util.Arrays.fill(ws.rowSum, 0f);
 
-        int keyEnd = mask.keyLimit(i0 + rows - 1, keys);
-        for (int j0 = 0; j0 < keyEnd; j0 += BK) {
+        int keyEnd = Math.min(to, mask.keyLimit(i0 + rows - 1, keys));
+        for (int j0 = from; j0 < keyEnd; j0 += BK) {
             int nk = Math.min(BK, keyEnd - j0);
             if (mask.masksAllKeys(b, h, j0, j0 + nk)) {
                 continue;
@@ -119,15 +186,18 @@ public final class AttentionKernel {
             }
             multiplyValues(kv, s, 0, BK, rows, j0, nk, o);
         }
+    }
+
+    /** Divides each output row by its softmax sum (rows with nothing to attend stay 0). */
+    private static void finish(TileState ws, int rows, int dvPad) {
         for (int r = 0; r < rows; r++) {
             float l = ws.rowSum[r];
-            Kernels.ROWS.scale(o, r * dvPad, dvPad, l > 0f ? 1f / l : 0f);
+            Kernels.ROWS.scale(ws.acc, r * dvPad, dvPad, l > 0f ? 1f / l : 0f);
         }
-        store(out, o, dvPad, b, h, i0, rows);
     }
 
     private static void materializedTile(HeadLayout q, HeadLayout out, ScoreMask mask, float scale,
-                                         PackedKeysValues kv, TileState ws, float[] weights, int b, int h, int i0, int rows) {
+                                         KeyValuePanels kv, TileState ws, float[] weights, int b, int h, int i0, int rows) {
         int keys = kv.keys;
         int base = ((b * q.heads() + h) * q.length() + i0) * keys;
         scoreTile(q, kv, b, h, i0, rows, 0, keys, weights, base, keys);
@@ -138,7 +208,7 @@ public final class AttentionKernel {
     }
 
     /** Scores of query rows {@code i0..i0+rows)} against keys {@code j0..j0+nk)} into {@code c[cOff...]} (row stride ldc). */
-    private static void scoreTile(HeadLayout q, PackedKeysValues kv, int b, int h, int i0, int rows,
+    private static void scoreTile(HeadLayout q, KeyValuePanels kv, int b, int h, int i0, int rows,
                                   int j0, int nk, float[] c, int cOff, int ldc) {
         int d = kv.d;
         for (int jr = 0; jr < nk; jr += NR) {
@@ -156,7 +226,7 @@ public final class AttentionKernel {
      * 0 contributes nothing, even when its value row holds NaN or an infinity (where {@code 0 · NaN}
      * would be NaN): such tiles, flagged when packing, take {@link #multiplyValuesSkippingZeros}.
      */
-    private static void multiplyValues(PackedKeysValues kv, float[] p, int pOff, int ldp, int rows, int j0, int nk, float[] o) {
+    private static void multiplyValues(KeyValuePanels kv, float[] p, int pOff, int ldp, int rows, int j0, int nk, float[] o) {
         if (kv.hasNonFiniteValues(j0, j0 + nk)) {
             multiplyValuesSkippingZeros(kv, p, pOff, ldp, rows, j0, nk, o);
             return;
@@ -164,7 +234,7 @@ public final class AttentionKernel {
         int dvPad = kv.dvPad;
         for (int jr = 0; jr < dvPad; jr += NR) {
             for (int ir = 0; ir < rows; ir += MR) {
-                Kernels.MICRO.block(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, jr * kv.keys + j0 * NR,
+                Kernels.MICRO.block(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, jr * kv.capacity + j0 * NR,
                         o, ir * dvPad + jr, dvPad, Math.min(MR, rows - ir), NR, true);
             }
         }
@@ -175,12 +245,12 @@ public final class AttentionKernel {
      * chain of fused multiply-adds in increasing key order added to {@code o}, like the
      * micro-kernel, so finite values give the same bits as the fast path.
      */
-    private static void multiplyValuesSkippingZeros(PackedKeysValues kv, float[] p, int pOff, int ldp, int rows,
+    private static void multiplyValuesSkippingZeros(KeyValuePanels kv, float[] p, int pOff, int ldp, int rows,
                                                     int j0, int nk, float[] o) {
         int dvPad = kv.dvPad;
         for (int r = 0; r < rows; r++) {
             for (int c = 0; c < dvPad; c++) {
-                int panel = c / NR * NR * kv.keys + c % NR;
+                int panel = c / NR * NR * kv.capacity + c % NR;
                 float acc = 0f;
                 for (int j = 0; j < nk; j++) {
                     float w = p[pOff + r * ldp + j];
@@ -223,65 +293,6 @@ public final class AttentionKernel {
         }
     }
 
-    /** Keys and values of one (batch, kv head), packed once and read by every tile of its query heads. */
-    private static final class PackedKeysValues {
-        final int keys;
-        final int d;
-        final int dvPad;
-        final float[] keyPanels;
-        final float[] valuePanels;
-        /** Per tile of {@link #BK} keys: whether one of its value rows is not finite. */
-        final boolean[] nonFiniteTiles;
-
-        PackedKeysValues(int keys, int d, int dv) {
-            this.keys = keys;
-            this.d = d;
-            this.dvPad = Math.max(NR, Kernels.roundUp(dv, NR));
-            this.keyPanels = new float[Kernels.roundUp(keys, NR) * d];
-            this.valuePanels = new float[keys * dvPad];
-            this.nonFiniteTiles = new boolean[(keys + BK - 1) / BK];
-        }
-
-        /** Whether a value row of a key in {@code [j0, j1)} holds NaN or an infinity. */
-        boolean hasNonFiniteValues(int j0, int j1) {
-            for (int t = j0 / BK; t * BK < j1; t++) {
-                if (nonFiniteTiles[t]) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        /**
-         * Packs keys of (b, g) into panels of NR keys (d rows of NR floats: Kᵀ as a B operand) and
-         * values into panels of NR columns (Lk rows of NR floats: V as a B operand).
-         */
-        void pack(HeadLayout k, HeadLayout v, int b, int g) {
-            float[] kd = k.data();
-            for (int j = 0; j < keys; j++) {
-                int src = k.at(b, j, g);
-                int dst = j / NR * NR * d + j % NR;
-                for (int c = 0; c < d; c++) {
-                    keyPanels[dst + c * NR] = kd[src + c];
-                }
-            }
-            int dv = v.width();
-            java.util.Arrays.fill(nonFiniteTiles, false);
-            for (int j = 0; j < keys; j++) {
-                if (Kernels.ROWS.anyNonFinite(v.data(), v.at(b, j, g), dv)) {
-                    nonFiniteTiles[j / BK] = true;
-                }
-            }
-            for (int c0 = 0; c0 < dv; c0 += NR) {
-                int width = Math.min(NR, dv - c0);
-                int panel = c0 * keys;
-                for (int j = 0; j < keys; j++) {
-                    System.arraycopy(v.data(), v.at(b, j, g) + c0, valuePanels, panel + j * NR, width);
-                }
-            }
-        }
-    }
-
     /** One worker's state for a query tile: score tile, output accumulator, running max and sum per row. */
     private static final class TileState {
         final float[] scores;
@@ -289,9 +300,68 @@ public final class AttentionKernel {
         final float[] rowMax = new float[BQ];
         final float[] rowSum = new float[BQ];
 
-        TileState(PackedKeysValues kv, boolean online) {
+        TileState(int dvPad, boolean online) {
             this.scores = new float[online ? BQ * BK : 0];
-            this.acc = new float[BQ * kv.dvPad];
+            this.acc = new float[BQ * dvPad];
+        }
+    }
+
+    /**
+     * The partial softmax states of split tasks: for task t, the unnormalized output rows, row
+     * maxima and row sums over its split of the keys, merged in split order by {@link #merge}.
+     */
+    private static final class Partials {
+        final int rowsMax;
+        final int dvPad;
+        final float[] acc;
+        final float[] max;
+        final float[] sum;
+
+        Partials(int tasks, int rowsMax, int dvPad) {
+            this.rowsMax = rowsMax;
+            this.dvPad = dvPad;
+            this.acc = new float[tasks * rowsMax * dvPad];
+            this.max = new float[tasks * rowsMax];
+            this.sum = new float[tasks * rowsMax];
+        }
+
+        void save(int task, TileState ws, int rows) {
+            System.arraycopy(ws.acc, 0, acc, task * rowsMax * dvPad, rows * dvPad);
+            System.arraycopy(ws.rowMax, 0, max, task * rowsMax, rows);
+            System.arraycopy(ws.rowSum, 0, sum, task * rowsMax, rows);
+        }
+
+        /**
+         * Merges tasks {@code [first, first + splits)} (one query tile of head h, batch b, over
+         * consecutive key splits) into its output rows: with {@code M} the largest split maximum
+         * and {@code f = e^(m - M)} per split, output = Σ f·acc / Σ f·sum, summed in split order.
+         */
+        void merge(int first, int splits, int rows, HeadLayout out, int b, int h) {
+            float[] row = new float[dvPad];
+            for (int r = 0; r < rows; r++) {
+                float m = Float.NEGATIVE_INFINITY;
+                for (int s = 0; s < splits; s++) {
+                    m = Math.max(m, max[(first + s) * rowsMax + r]);
+                }
+                java.util.Arrays.fill(row, 0f);
+                float total = 0f;
+                if (m != Float.NEGATIVE_INFINITY) {
+                    for (int s = 0; s < splits; s++) {
+                        int at = (first + s) * rowsMax + r;
+                        if (max[at] == Float.NEGATIVE_INFINITY) {
+                            continue;
+                        }
+                        float f = max[at] == m ? 1f : (float) StrictMath.exp(max[at] - m);
+                        total += f * sum[at];
+                        int base = at * dvPad;
+                        for (int c = 0; c < dvPad; c++) {
+                            row[c] = Math.fma(f, acc[base + c], row[c]);
+                        }
+                    }
+                }
+                Kernels.ROWS.scale(row, 0, dvPad, total > 0f ? 1f / total : 0f);
+                System.arraycopy(row, 0, out.data(), out.at(b, r, h), out.width());
+            }
         }
     }
 }
