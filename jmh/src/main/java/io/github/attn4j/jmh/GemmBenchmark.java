@@ -3,6 +3,7 @@ package io.github.attn4j.jmh;
 import java.util.Collection;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 import io.github.attn4j.kernel.Gemm;
 import io.github.attn4j.kernel.MatrixView;
@@ -45,6 +46,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * (add {@code -p size=512} to skip the slower 2048 case). The same options passed to this
  * class's {@link #main}, {@code java --add-modules jdk.incubator.vector -cp target/benchmarks.jar
  * io.github.attn4j.jmh.GemmBenchmark -f 1 -p size=512}, also print every result in GFLOP/s.
+ * {@link JlamaGemmBenchmark} runs a peer library on the same shapes and operands.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
@@ -139,9 +141,21 @@ public class GemmBenchmark {
      * {@code -f 1 -wi 3 -i 5 -p size=512}) and prints each result's GFLOP/s.
      */
     public static void main(String[] args) throws RunnerException, CommandLineOptionException {
-        CommandLineOptions cli = new CommandLineOptions(args);
-        Collection<RunResult> results = new Runner(new OptionsBuilder().parent(cli)
-                .include(GemmBenchmark.class.getName()).build()).run();
+        runAndPrint(args, GemmBenchmark.class);
+    }
+
+    /**
+     * Runs the benchmarks of the given classes (this one, or ones with the same {@code size} and
+     * {@code seqLen} shapes and {@code square}/{@code projection} method names) with JMH
+     * command-line options and prints each result's GFLOP/s.
+     */
+    static void runAndPrint(String[] args, Class<?>... benchmarks) throws RunnerException, CommandLineOptionException {
+        OptionsBuilder options = new OptionsBuilder();
+        options.parent(new CommandLineOptions(args));
+        for (Class<?> benchmark : benchmarks) {
+            options.include("^" + Pattern.quote(benchmark.getName()) + "\\.");
+        }
+        Collection<RunResult> results = new Runner(options.build()).run();
         for (RunResult r : results) {
             String name = r.getParams().getBenchmark();
             double ms = r.getPrimaryResult().getScore();
@@ -153,13 +167,15 @@ public class GemmBenchmark {
                 int size = Integer.parseInt(r.getParams().getParam("size"));
                 gflops = gflops(size, size, size, ms);
             }
-            System.out.printf("%-60s %10.3f ms  %8.1f GFLOP/s%n",
-                    name.substring(name.lastIndexOf('.') + 1) + " " + r.getParams().getParamsKeys()
+            String shortName = name.substring(name.lastIndexOf('.', name.lastIndexOf('.') - 1) + 1);
+            System.out.printf("%-72s %10.3f ms  %8.1f GFLOP/s%n",
+                    shortName + " " + r.getParams().getParamsKeys()
                             .stream().map(key -> key + "=" + r.getParams().getParam(key)).toList(), ms, gflops);
         }
     }
 
-    private static float[] random(int length, long seed) {
+    /** {@code length} uniform floats in [-1, 1) from {@code seed}: the operands of every GEMM benchmark. */
+    static float[] random(int length, long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         float[] data = new float[length];
         for (int i = 0; i < data.length; i++) {

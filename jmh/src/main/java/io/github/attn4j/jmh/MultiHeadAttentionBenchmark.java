@@ -36,7 +36,8 @@ public class MultiHeadAttentionBenchmark {
     @Param({"128", "512", "2048"})
     public int seqLen;
 
-    @Param({"none", "causal"})
+    /** {@code none}, {@code causal}, or {@code padding}: a key padding mask over the last quarter of keys. */
+    @Param({"none", "causal", "padding"})
     public String mask;
 
     @Param({"512"})
