@@ -105,11 +105,13 @@ public final class KeyValuePanels {
     /** Forgets the keys from {@code newLength} on; the caller checks {@code 0 <= newLength <= length()}. */
     public void truncate(int newLength) {
         keys = newLength;
-        Arrays.fill(nonFiniteTiles, false);
-        for (int j = 0; j < keys; j++) {
+        // Tiles below the cut keep their flags; the cut tile is rescanned, later ones cleared.
+        int tile = newLength / AttentionKernel.BK;
+        Arrays.fill(nonFiniteTiles, tile, nonFiniteTiles.length, false);
+        for (int j = tile * AttentionKernel.BK; j < keys; j++) {
             for (int c0 = 0; c0 < dv; c0 += NR) {
                 if (Kernels.ROWS.anyNonFinite(valuePanels, c0 * capacity + j * NR, Math.min(NR, dv - c0))) {
-                    nonFiniteTiles[j / AttentionKernel.BK] = true;
+                    nonFiniteTiles[tile] = true;
                 }
             }
         }

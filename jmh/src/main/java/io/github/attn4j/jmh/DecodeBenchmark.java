@@ -20,10 +20,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One decode step ({@code forwardCached} of a single token) over a cache of {@code cacheLength}
- * tokens: 32 query heads of 128 sharing 8 key/value heads (E = 4096). Each step streams
- * {@code 2 · cacheLength · 8 · 128 · 4} bytes of keys and values, plus the four projection
- * weights ({@code 4096 · (4096 + 2 · 1024 + 4096) · 4} bytes, about 168 MB), which dominate below
- * tens of thousands of cached tokens.
+ * tokens: 32 query heads of 128 sharing 8 key/value heads. Each step streams
+ * {@code 2 · cacheLength · 8 · 128 · 4} bytes of keys and values (4, 32 and 128 MiB at 512, 4096
+ * and 16384 tokens).
+ *
+ * <p>With {@code embedDim = 4096} it also streams the four projection weights
+ * ({@code 4096 · (4096 + 2 · 1024 + 4096) · 4} bytes, 168 MB), which dominate below tens of
+ * thousands of cached tokens. With {@code embedDim = 64} (head width still 128) the projections
+ * are 2.6 MB and the step is the attention over the cache: compare its K+V bytes per second with
+ * {@link MemoryBandwidthBenchmark} at the same size and thread count.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -35,8 +40,11 @@ public class DecodeBenchmark {
     @Param({"512", "4096", "16384"})
     public int cacheLength;
 
-    @Param({"1"})
+    @Param({"1", "2"})
     public int threads;
+
+    @Param({"4096", "64"})
+    public int embedDim;
 
     private MultiHeadAttention module;
     private KvCache cache;
@@ -44,14 +52,14 @@ public class DecodeBenchmark {
 
     @Setup
     public void setUp() {
-        module = MultiHeadAttention.builder(4096, 32).kvHeads(8).seed(1).threads(threads).build();
+        module = MultiHeadAttention.builder(embedDim, 32).headDim(128).kvHeads(8).seed(1).threads(threads).build();
         SplittableRandom random = new SplittableRandom(2);
         cache = module.newKvCache(1, cacheLength + 1);
         int chunk = 512;
         for (int done = 0; done < cacheLength; done += chunk) {
-            module.forwardCached(Inputs.uniform(random, 1, Math.min(chunk, cacheLength - done), 4096), cache);
+            module.forwardCached(Inputs.uniform(random, 1, Math.min(chunk, cacheLength - done), embedDim), cache);
         }
-        token = Inputs.uniform(random, 1, 1, 4096);
+        token = Inputs.uniform(random, 1, 1, embedDim);
     }
 
     @Benchmark
