@@ -1,22 +1,70 @@
 package io.github.attn4j;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 
 /**
- * A dense, row-major float32 tensor: a shape over a {@code float[]}.
+ * A dense, row-major float32 tensor: a shape over a {@code float[]} or over a
+ * {@link MemorySegment}.
  *
- * <p>{@link #of(float[], int...)} wraps the caller's array without copying, so later writes to
- * that array are visible through the tensor. Results computed by attn4j are fresh tensors that
- * nobody else holds. Element counts are limited to {@link Integer#MAX_VALUE}; larger shapes are
- * rejected with an {@link IllegalArgumentException} before anything is allocated.
+ * <p>{@link #of(float[], int...)} and {@link #of(MemorySegment, int...)} wrap the caller's storage
+ * without copying, so later writes to it are visible through the tensor. Results computed by
+ * attn4j are fresh array-backed tensors that nobody else holds.
+ *
+ * <p><b>Limits.</b> A tensor holds at most {@code Integer.MAX_VALUE - 8} elements (2147483639,
+ * the largest {@code float[]} every JVM allocates), whatever its storage; larger shapes are
+ * rejected with an {@link IllegalArgumentException} before anything is allocated. So are
+ * operations whose intermediate buffers would pass that count.
+ *
+ * <p><b>Segments.</b> The GEMM and attention micro-kernels read their left operand in place from
+ * {@code float[]}, so a tensor over a native or mapped segment is copied once into a heap array
+ * when a computation reads it: one pass over its bytes, against {@code O(L·E²)} or
+ * {@code O(L²·d)} arithmetic (see the README for the measured cost). A segment over a whole
+ * {@code float[]} ({@code MemorySegment.ofArray(float[])}) is used without that copy.
  */
 public final class Tensor {
     private final float[] data;
+    private final MemorySegment segment;
+    private final int size;
     private final int[] shape;
 
     private Tensor(float[] data, int[] shape) {
         this.data = data;
+        this.segment = null;
+        this.size = data.length;
         this.shape = shape;
+    }
+
+    private Tensor(MemorySegment segment, int size, int[] shape) {
+        this.data = null;
+        this.segment = segment;
+        this.size = size;
+        this.shape = shape;
+    }
+
+    /**
+     * Wraps {@code segment} (no copy) as a tensor of the given shape: element {@code i} (row-major)
+     * is the float in native byte order at byte offset {@code 4 * i}. Heap, native and mapped
+     * segments are accepted, read-only ones too, with any alignment. The segment must stay alive
+     * (its arena open) while the tensor is used.
+     *
+     * @throws NullPointerException     if {@code segment} or {@code shape} is null
+     * @throws IllegalArgumentException if the shape is empty, has a negative dim, holds more than
+     *                                  {@code Integer.MAX_VALUE - 8} elements, or the segment's
+     *                                  size is not 4 bytes per element
+     */
+    public static Tensor of(MemorySegment segment, int... shape) {
+        Checks.notNull(segment, "segment");
+        int[] s = validShape(shape);
+        long count = count(s);
+        Checks.check(segment.byteSize() == 4 * count, "segment", "byteSize " + 4 * count + " (4 bytes per element of shape "
+                + Arrays.toString(s) + ")", "byteSize " + segment.byteSize());
+        if (segment.heapBase().orElse(null) instanceof float[] array && array.length == count
+                && segment.address() == 0) {
+            return new Tensor(array, s);
+        }
+        return new Tensor(segment, (int) count, s);
     }
 
     /**
@@ -60,7 +108,7 @@ public final class Tensor {
 
     /** Number of elements. */
     public int size() {
-        return data.length;
+        return size;
     }
 
     /** The element at a full index (one coordinate per dimension). */
@@ -76,25 +124,28 @@ public final class Tensor {
             }
             flat = flat * shape[i] + index[i];
         }
-        return data[flat];
+        return data != null ? data[flat] : segment.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, flat);
     }
 
     /** A row-major copy of the elements. */
     public float[] toArray() {
-        return data.clone();
+        return data != null ? data.clone() : segment.toArray(ValueLayout.JAVA_FLOAT_UNALIGNED);
     }
 
     /** A tensor over the same data with another shape of the same element count (no copy). */
     public Tensor reshape(int... newShape) {
         int[] s = validShape(newShape);
-        Checks.check(count(s) == data.length, "newShape", "element count " + data.length + " (shape "
+        Checks.check(count(s) == size, "newShape", "element count " + size + " (shape "
                 + Arrays.toString(shape) + ")", Arrays.toString(s) + " with " + count(s) + " elements");
-        return new Tensor(data, s);
+        return data != null ? new Tensor(data, s) : new Tensor(segment, size, s);
     }
 
-    /** The backing array, for kernels inside the library. Not copied. */
+    /**
+     * The elements as an array, for kernels inside the library: the backing array itself (not
+     * copied), or for a segment-backed tensor a fresh copy of the segment.
+     */
     float[] data() {
-        return data;
+        return data != null ? data : toArray();
     }
 
     @Override

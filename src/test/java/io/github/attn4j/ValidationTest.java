@@ -47,7 +47,8 @@ class ValidationTest {
 
     @Test
     void tensorRejectsNulls() {
-        rejectsNull(() -> Tensor.of(null, 1), "data");
+        rejectsNull(() -> Tensor.of((float[]) null, 1), "data");
+        rejectsNull(() -> Tensor.of((java.lang.foreign.MemorySegment) null, 1), "segment");
         rejectsNull(() -> Tensor.of(new float[1], (int[]) null), "shape");
         rejectsNull(() -> t(1).get((int[]) null), "index");
     }
