@@ -54,7 +54,8 @@ public final class AttentionKernel {
     /**
      * As {@link #forward(HeadLayout, HeadLayout, HeadLayout, HeadLayout, ScoreMask, float, float[])}
      * on up to {@code threads} threads. The keys and values of each (batch, kv head) are packed
-     * once and shared by the tasks of its query heads. Every task is computed start to finish by
+     * once (a copy the size of k and v) and shared by the tasks of its query heads; all
+     * (batch, head, query tile) tasks then run in one parallel pass. Every task is computed start to finish by
      * one thread and partial results are merged in a fixed order, so the result is bit-identical
      * for every thread count.
      *
@@ -64,12 +65,14 @@ public final class AttentionKernel {
                                ScoreMask mask, float scale, float[] weights, int threads) {
         checkShapes(q, k, v, out, weights);
         require(threads >= 1, "threads", "at least 1", threads);
-        KeyValuePanels[] one = {new KeyValuePanels(k.width(), v.width(), k.length())};
-        for (int b = 0; b < q.batch(); b++) {
-            for (int g = 0; g < k.heads(); g++) {
-                one[0].packFrom(k, v, b, g);
-                run(q, one, b, g, 1, k.heads(), out, mask, scale, weights, threads);
-            }
+        int groups = k.heads();
+        KeyValuePanels[] panels = new KeyValuePanels[q.batch() * groups];
+        Parallel.forEach(threads, panels.length, (i, worker) -> {
+            panels[i] = new KeyValuePanels(k.width(), v.width(), k.length());
+            panels[i].packFrom(k, v, i / groups, i % groups);
+        });
+        if (panels.length > 0) {
+            run(q, panels, groups, out, mask, scale, weights, threads);
         }
     }
 
@@ -92,18 +95,17 @@ public final class AttentionKernel {
         require(out.batch() == q.batch() && out.heads() == q.heads() && out.length() == q.length(), "out",
                 "the batch, heads and length of q", out.batch() + "/" + out.heads() + "/" + out.length());
         if (panels.length > 0) {
-            run(q, panels, 0, 0, q.batch(), kvHeads, out, mask, scale, null, threads);
+            run(q, panels, kvHeads, out, mask, scale, null, threads);
         }
     }
 
     /**
-     * One parallel pass over batches {@code [b0, b0 + batches)} and kv heads {@code [g0, g0 + G)}
-     * ({@code G = kvHeads} when {@code batches > 1} or the panels cover every head; else one head
-     * {@code g0}); {@code panels[i]} holds (b0 + i / G', g0 + i % G') where G' heads are covered.
+     * One parallel pass over every (batch, kv head) of {@code panels} ({@code panels[b * KVH + g]}),
+     * query head of its group, query tile and key split. Query tiles are handed out last first:
+     * under a causal mask they are the longest, and starting them first evens out the threads.
      */
-    private static void run(HeadLayout q, KeyValuePanels[] panels, int b0, int g0, int batches, int kvHeads,
+    private static void run(HeadLayout q, KeyValuePanels[] panels, int kvHeads,
                             HeadLayout out, ScoreMask mask, float scale, float[] weights, int threads) {
-        int groupsCovered = panels.length / batches;
         int perGroup = q.heads() / kvHeads;
         int keys = panels[0].keys;
         int queryTiles = (q.length() + BQ - 1) / BQ;
@@ -117,10 +119,10 @@ public final class AttentionKernel {
             TileState ts = states[worker] == null ? (states[worker] = new TileState(dvPad, weights == null)) : states[worker];
             int panel = task / perPanel;
             int rest = task % perPanel;
-            int b = b0 + panel / groupsCovered;
-            int g = g0 + panel % groupsCovered;
+            int b = panel / kvHeads;
+            int g = panel % kvHeads;
             int h = g * perGroup + rest / (queryTiles * splits);
-            int i0 = rest / splits % queryTiles * BQ;
+            int i0 = (queryTiles - 1 - rest / splits % queryTiles) * BQ;
             int split = rest % splits;
             int rows = Math.min(BQ, q.length() - i0);
             KeyValuePanels kv = panels[panel];
@@ -138,8 +140,8 @@ public final class AttentionKernel {
         if (partials != null) {
             for (int first = 0; first < tasks; first += splits) {
                 int panel = first / perPanel;
-                int h = (g0 + panel % groupsCovered) * perGroup + first % perPanel / splits;
-                partials.merge(first, splits, q.length(), out, b0 + panel / groupsCovered, h);
+                int h = panel % kvHeads * perGroup + first % perPanel / splits;
+                partials.merge(first, splits, q.length(), out, panel / kvHeads, h);
             }
         }
     }

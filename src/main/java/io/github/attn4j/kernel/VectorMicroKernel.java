@@ -74,36 +74,46 @@ final class VectorMicroKernel implements MicroKernel {
         }
 
         // Stores are written out here, not in helpers taking vectors: a helper that C2 declines to
-        // inline boxes all twelve accumulators on every call.
-        if (mr == MR && nr == NR) {
-            if (accumulate) {
-                c00 = c00.add(FloatVector.fromArray(S, c, cOff));
-                c01 = c01.add(FloatVector.fromArray(S, c, cOff + L));
-                c10 = c10.add(FloatVector.fromArray(S, c, cOff + ldc));
-                c11 = c11.add(FloatVector.fromArray(S, c, cOff + ldc + L));
-                c20 = c20.add(FloatVector.fromArray(S, c, cOff + 2 * ldc));
-                c21 = c21.add(FloatVector.fromArray(S, c, cOff + 2 * ldc + L));
-                c30 = c30.add(FloatVector.fromArray(S, c, cOff + 3 * ldc));
-                c31 = c31.add(FloatVector.fromArray(S, c, cOff + 3 * ldc + L));
-                c40 = c40.add(FloatVector.fromArray(S, c, cOff + 4 * ldc));
-                c41 = c41.add(FloatVector.fromArray(S, c, cOff + 4 * ldc + L));
-                c50 = c50.add(FloatVector.fromArray(S, c, cOff + 5 * ldc));
-                c51 = c51.add(FloatVector.fromArray(S, c, cOff + 5 * ldc + L));
-            }
+        // inline boxes all twelve accumulators on every call. Rows past mr are not stored.
+        if (nr == NR) {
+            c00 = accumulate ? c00.add(FloatVector.fromArray(S, c, cOff)) : c00;
+            c01 = accumulate ? c01.add(FloatVector.fromArray(S, c, cOff + L)) : c01;
             c00.intoArray(c, cOff);
             c01.intoArray(c, cOff + L);
-            c10.intoArray(c, cOff + ldc);
-            c11.intoArray(c, cOff + ldc + L);
-            c20.intoArray(c, cOff + 2 * ldc);
-            c21.intoArray(c, cOff + 2 * ldc + L);
-            c30.intoArray(c, cOff + 3 * ldc);
-            c31.intoArray(c, cOff + 3 * ldc + L);
-            c40.intoArray(c, cOff + 4 * ldc);
-            c41.intoArray(c, cOff + 4 * ldc + L);
-            c50.intoArray(c, cOff + 5 * ldc);
-            c51.intoArray(c, cOff + 5 * ldc + L);
+            if (mr > 1) {
+                c10 = accumulate ? c10.add(FloatVector.fromArray(S, c, cOff + ldc)) : c10;
+                c11 = accumulate ? c11.add(FloatVector.fromArray(S, c, cOff + ldc + L)) : c11;
+                c10.intoArray(c, cOff + ldc);
+                c11.intoArray(c, cOff + ldc + L);
+            }
+            if (mr > 2) {
+                c20 = accumulate ? c20.add(FloatVector.fromArray(S, c, cOff + 2 * ldc)) : c20;
+                c21 = accumulate ? c21.add(FloatVector.fromArray(S, c, cOff + 2 * ldc + L)) : c21;
+                c20.intoArray(c, cOff + 2 * ldc);
+                c21.intoArray(c, cOff + 2 * ldc + L);
+            }
+            if (mr > 3) {
+                c30 = accumulate ? c30.add(FloatVector.fromArray(S, c, cOff + 3 * ldc)) : c30;
+                c31 = accumulate ? c31.add(FloatVector.fromArray(S, c, cOff + 3 * ldc + L)) : c31;
+                c30.intoArray(c, cOff + 3 * ldc);
+                c31.intoArray(c, cOff + 3 * ldc + L);
+            }
+            if (mr > 4) {
+                c40 = accumulate ? c40.add(FloatVector.fromArray(S, c, cOff + 4 * ldc)) : c40;
+                c41 = accumulate ? c41.add(FloatVector.fromArray(S, c, cOff + 4 * ldc + L)) : c41;
+                c40.intoArray(c, cOff + 4 * ldc);
+                c41.intoArray(c, cOff + 4 * ldc + L);
+            }
+            if (mr > 5) {
+                c50 = accumulate ? c50.add(FloatVector.fromArray(S, c, cOff + 5 * ldc)) : c50;
+                c51 = accumulate ? c51.add(FloatVector.fromArray(S, c, cOff + 5 * ldc + L)) : c51;
+                c50.intoArray(c, cOff + 5 * ldc);
+                c51.intoArray(c, cOff + 5 * ldc + L);
+            }
         } else {
-            // Edge block: spill the register block, then copy its mr x nr corner.
+            // Partial panel: spill the register block to a scratch array with full-width stores
+            // (masked stores near the end of c fall back to code that boxes every accumulator),
+            // then copy its mr x nr corner.
             float[] t = new float[MR * NR];
             c00.intoArray(t, 0);
             c01.intoArray(t, L);
