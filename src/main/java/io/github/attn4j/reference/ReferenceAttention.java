@@ -72,12 +72,19 @@ public final class ReferenceAttention {
         rank3(key, "key", p.keyDim());
         rank3(value, "value", p.valueDim());
         int lk = key.dim(1);
-        if (key.dim(0) != batch || value.dim(0) != batch || value.dim(1) != lk) {
-            throw new IllegalArgumentException("key/value: expected shapes (" + batch + ", Lk, width) with equal Lk, got "
-                    + Arrays.toString(key.shape()) + " and " + Arrays.toString(value.shape()));
+        if (key.dim(0) != batch) {
+            throw new IllegalArgumentException("key: expected batch " + batch + " (from query), got shape "
+                    + Arrays.toString(key.shape()));
+        }
+        if (value.dim(0) != batch || value.dim(1) != lk) {
+            throw new IllegalArgumentException("value: expected batch " + batch + " and length " + lk
+                    + " (from query and key), got shape " + Arrays.toString(value.shape()));
         }
         Objects.requireNonNull(mask, "mask must not be null");
         int h = p.numHeads(), kvh = p.kvHeads(), hd = p.headDim();
+        checkCount("weights (B, H, Lq, Lk)", batch, h, lq, lk);
+        checkCount("projected query (B*Lq, H*hd)", batch, lq, h, hd);
+        checkCount("projected key/value (B*Lk, KVH*hd)", batch, lk, kvh, hd);
 
         // 1. Project.
         double[][] q = linear(rows(query), p.wq(), p.bq(), h * hd);
@@ -116,13 +123,18 @@ public final class ReferenceAttention {
         Objects.requireNonNull(mask, "mask must not be null");
         int batch = q.dim(0), h = q.dim(1), lq = q.dim(2), d = q.dim(3);
         int kvh = k.dim(1), lk = k.dim(2), dv = v.dim(3);
-        if (k.dim(0) != batch || v.dim(0) != batch || k.dim(3) != d || v.dim(1) != kvh || v.dim(2) != lk) {
-            throw new IllegalArgumentException("k/v: expected (" + batch + ", KVH, Lk, " + d + ") and (" + batch
-                    + ", KVH, Lk, dv), got " + Arrays.toString(k.shape()) + " and " + Arrays.toString(v.shape()));
+        if (k.dim(0) != batch || k.dim(3) != d) {
+            throw new IllegalArgumentException("k: expected (" + batch + ", KVH, Lk, " + d + ") (batch and width of q), got "
+                    + Arrays.toString(k.shape()));
+        }
+        if (v.dim(0) != batch || v.dim(1) != kvh || v.dim(2) != lk) {
+            throw new IllegalArgumentException("v: expected (" + batch + ", " + kvh + ", " + lk + ", dv) (batch of q, heads"
+                    + " and length of k), got " + Arrays.toString(v.shape()));
         }
         if (kvh == 0 || h % kvh != 0) {
             throw new IllegalArgumentException("k: expected a number of heads dividing " + h + ", got " + kvh);
         }
+        checkCount("weights (B, H, Lq, Lk)", batch, h, lq, lk);
         double[][][][] weights = new double[batch][h][][];
         double[][][][] out = attend(heads(q), heads(k), heads(v), dv, mask, scale, weights);
         double[][] flat = new double[batch * h * lq][];
@@ -252,6 +264,21 @@ public final class ReferenceAttention {
             }
         }
         return y;
+    }
+
+    /**
+     * Rejects, before anything is allocated, a result or buffer whose element count passes
+     * {@code Integer.MAX_VALUE - 8}, the largest array the reference (like the library) builds.
+     */
+    private static void checkCount(String name, long... dims) {
+        long n = 1;
+        for (long d : dims) {
+            n *= d;
+            if (n > Integer.MAX_VALUE - 8) {
+                throw new IllegalArgumentException(name + ": element count of " + Arrays.toString(dims)
+                        + " exceeds the limit of " + (Integer.MAX_VALUE - 8) + " elements");
+            }
+        }
     }
 
     private static Tensor toTensor(double[][] rows, int... shape) {

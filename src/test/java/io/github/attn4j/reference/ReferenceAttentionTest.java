@@ -148,4 +148,32 @@ class ReferenceAttentionTest {
         assertThrows(NullPointerException.class,
                 () -> ReferenceAttention.scaledDotProduct(Tensor.zeros(1, 1, 1, 1), Tensor.zeros(1, 1, 1, 1), Tensor.zeros(1, 1, 1, 1), null, 1f));
     }
+
+    @Test
+    void namesTheSingleBadTensor() {
+        Tensor q = Tensor.zeros(1, 2, 3, 4);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ReferenceAttention.scaledDotProduct(
+                q, Tensor.zeros(1, 1, 5, 3), Tensor.zeros(1, 1, 5, 4), AttentionMask.none(), 1f));
+        assertTrue(e.getMessage().startsWith("k: "), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> ReferenceAttention.scaledDotProduct(
+                q, Tensor.zeros(1, 1, 5, 4), Tensor.zeros(1, 1, 6, 4), AttentionMask.none(), 1f));
+        assertTrue(e.getMessage().startsWith("v: "), e.getMessage());
+        float[] w = new float[4];
+        ReferenceAttention.Parameters p = new ReferenceAttention.Parameters(2, 1, 1, 2, 1f, w, w, w, w, null, null, null, null);
+        e = assertThrows(IllegalArgumentException.class, () -> ReferenceAttention.multiHead(
+                Tensor.zeros(1, 3, 2), Tensor.zeros(2, 5, 2), Tensor.zeros(1, 5, 2), AttentionMask.none(), p));
+        assertTrue(e.getMessage().startsWith("key: "), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> ReferenceAttention.multiHead(
+                Tensor.zeros(1, 3, 2), Tensor.zeros(1, 5, 2), Tensor.zeros(1, 4, 2), AttentionMask.none(), p));
+        assertTrue(e.getMessage().startsWith("value: "), e.getMessage());
+    }
+
+    @Test
+    void rejectsWeightsPastTheLimitBeforeAllocating() {
+        Tensor t = Tensor.zeros(1, 1, 46341, 1);   // 46341^2 weights > Integer.MAX_VALUE - 8
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ReferenceAttention.scaledDotProduct(t, t, t, AttentionMask.none(), 1f));
+        assertTrue(e.getMessage().startsWith("weights (B, H, Lq, Lk): element count of [1, 1, 46341, 46341] exceeds"),
+                e.getMessage());
+    }
 }
