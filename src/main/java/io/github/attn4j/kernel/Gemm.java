@@ -201,8 +201,17 @@ public final class Gemm {
                     Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
                 }
                 BlockOfB block = new BlockOfB(bBuf, bOff, pc, kc, jc, nc, accumulate || pc > 0);
-                Parallel.forEach(threads, rowBlockCount, (r, worker) ->
-                        rowBlocks(a, block, c, cOffset, ldc, mc, r, r + 1, WORKSPACE.get().a(aSize)));
+                if (rowBlockCount >= threads) {
+                    Parallel.forEach(threads, rowBlockCount, (r, worker) ->
+                            rowBlocks(a, block, c, cOffset, ldc, mc, r, r + 1, 0, nc, WORKSPACE.get().a(aSize)));
+                } else {
+                    // Too few rows to share (a decode step's single token): split the column panels.
+                    int panels = (nc + NR - 1) / NR;
+                    int tasks = Math.min(panels, 4 * threads);
+                    Parallel.forEach(threads, tasks, (t, worker) -> rowBlocks(a, block, c, cOffset, ldc, mc, 0,
+                            rowBlockCount, (int) ((long) panels * t / tasks) * NR,
+                            Math.min(nc, (int) ((long) panels * (t + 1) / tasks) * NR), WORKSPACE.get().a(aSize)));
+                }
             }
         }
     }
@@ -217,32 +226,33 @@ public final class Gemm {
 
     /**
      * The ic loop, for row blocks {@code [firstBlock, endBlock)} of C (block {@code r} covers
-     * rows {@code [r * mcMax, (r + 1) * mcMax)}): packs the matching rows of A into {@code aBuf}
-     * and runs the macro-kernel against {@code block}. Distinct row-block ranges write disjoint
-     * rows of C and need their own {@code aBuf}, so they may run on different threads once the B
-     * block is packed.
+     * rows {@code [r * mcMax, (r + 1) * mcMax)}) and block columns {@code [jFrom, jTo)}: packs the
+     * matching rows of A into {@code aBuf} and runs the macro-kernel against {@code block}.
+     * Distinct row-block or column ranges write disjoint parts of C and need their own
+     * {@code aBuf}, so they may run on different threads once the B block is packed; every
+     * element is still one micro-kernel call per K block, so the split changes no bit.
      */
     static void rowBlocks(MatrixView a, BlockOfB block, float[] c, int cOffset, int ldc, int mcMax,
-                          int firstBlock, int endBlock, float[] aBuf) {
+                          int firstBlock, int endBlock, int jFrom, int jTo, float[] aBuf) {
         int m = a.rows();
         for (int r = firstBlock; r < endBlock; r++) {
             int ic = r * mcMax;
             int mc = Math.min(mcMax, m - ic);
             Packing.packA(a, ic, mc, block.pc(), block.kc(), aBuf);
-            macroKernel(aBuf, block, mc, c, cOffset + ic * ldc + block.jc(), ldc);
+            macroKernel(aBuf, block, mc, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc);
         }
     }
 
     /**
-     * The jr and ir loops over one packed {@code mc x kc} block of A and the packed B block: each
-     * NR-column B micro-panel is loaded into L1 once and swept by every MR-row A micro-panel.
+     * The jr and ir loops over one packed {@code mc x kc} block of A and columns
+     * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block: each NR-column B
+     * micro-panel is loaded into L1 once and swept by every MR-row A micro-panel.
      */
-    private static void macroKernel(float[] aBuf, BlockOfB block, int mc, float[] c, int cOff, int ldc) {
+    private static void macroKernel(float[] aBuf, BlockOfB block, int mc, int jFrom, int jTo, float[] c, int cOff, int ldc) {
         int kc = block.kc();
-        int nc = block.nc();
         float[] b = block.data();
-        for (int jr = 0; jr < nc; jr += NR) {
-            int nr = Math.min(NR, nc - jr);
+        for (int jr = jFrom; jr < jTo; jr += NR) {
+            int nr = Math.min(NR, jTo - jr);
             int bPanel = block.offset() + jr * kc;
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);

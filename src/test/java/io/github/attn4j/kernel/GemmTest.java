@@ -149,9 +149,26 @@ class GemmTest {
         float[] split = t.c();
         Gemm.BlockOfB block = new Gemm.BlockOfB(packedB, 0, 0, 30, 0, 70, false);
         int blocks = (50 + 2 * MR - 1) / (2 * MR);
-        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, 2, blocks, aBuf);
-        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, 0, 2, aBuf);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, 2, blocks, 0, 70, aBuf);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, 0, 2, NR, 70, aBuf);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, 0, 2, 0, NR, aBuf);
         assertArrayEquals(whole, split);
+    }
+
+    @Test
+    void fewRowsSplitByColumnsGiveTheSameBitsOnAnyThreadCount() {
+        for (int m : new int[]{1, 3, MR + 1}) {
+            GemmCase t = new GemmCase(m, 1000, 700, false, true, 1, false, 11);
+            PackedMatrix packed = Gemm.pack(t.b());
+            float[] one = t.c();
+            Gemm.multiply(t.a(), packed, one, t.cOffset(), t.ldc(), false, 1);
+            assertArrayEquals(run(t, false, DEFAULT), one, 0f, "m = " + m + " against the unpacked product");
+            for (int threads : new int[]{2, 8}) {
+                float[] c = t.c();
+                Gemm.multiply(t.a(), packed, c, t.cOffset(), t.ldc(), false, threads);
+                assertArrayEquals(one, c, 0f, "m = " + m + ", " + threads + " threads");
+            }
+        }
     }
 
     @Test
