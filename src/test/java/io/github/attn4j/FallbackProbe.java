@@ -35,7 +35,7 @@ public final class FallbackProbe {
         int[] sizes = {E * E, KV_HEADS * hd * E, KV_HEADS * hd * E, E * E, E, KV_HEADS * hd, KV_HEADS * hd, E};
         float[][] p = new float[sizes.length][];
         for (int i = 0; i < sizes.length; i++) {
-            p[i] = uniform(random, sizes[i]).toArray();
+            p[i] = RandomTensors.uniform(random, sizes[i]).toArray();
         }
         return p;
     }
@@ -49,24 +49,11 @@ public final class FallbackProbe {
 
     /** The input of the probe, from {@code seed}. */
     static Tensor input(long seed) {
-        return uniform(new SplittableRandom(seed), BATCH, LENGTH, E);
+        return RandomTensors.uniform(new SplittableRandom(seed), BATCH, LENGTH, E);
     }
 
     /** Causal self-attention of {@link #input} through {@link #module}. */
     static Tensor compute(long seed) {
         return module(seed).forward(input(seed), AttentionMask.causal());
-    }
-
-    /** Uniform values in [-1, 1); written here so that the child JVM needs no test library. */
-    private static Tensor uniform(SplittableRandom random, int... shape) {
-        int n = 1;
-        for (int s : shape) {
-            n *= s;
-        }
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = (float) random.nextDouble(-1, 1);
-        }
-        return Tensor.of(a, shape);
     }
 }

@@ -56,14 +56,6 @@ class ScaledDotProductAttentionPropertyTest {
     }
 
     static Tensor uniform(SplittableRandom random, int... shape) {
-        int n = 1;
-        for (int s : shape) {
-            n *= s;
-        }
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = (float) random.nextDouble(-1, 1);
-        }
-        return Tensor.of(a, shape);
+        return RandomTensors.uniform(random, shape);
     }
 }
