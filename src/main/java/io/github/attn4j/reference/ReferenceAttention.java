@@ -23,8 +23,8 @@ public final class ReferenceAttention {
     /**
      * Weights in {@code nn.Linear} layout (row-major {@code (out, in)}) and shape of a
      * multi-head attention layer: wq {@code (H·hd, E)}, wk {@code (KVH·hd, keyDim)}, wv
-     * {@code (KVH·hd, valueDim)}, wo {@code (E, H·hd)}; a null bias means no bias. Arrays are
-     * used as given.
+     * {@code (KVH·hd, valueDim)}, wo {@code (E, H·hd)}. Each bias may be null on its own,
+     * meaning that projection has no bias (the same as zeros). Arrays are used as given.
      */
     public record Parameters(int embedDim, int numHeads, int kvHeads, int headDim, int keyDim, int valueDim, float scale,
                              float[] wq, float[] wk, float[] wv, float[] wo,
@@ -51,10 +51,16 @@ public final class ReferenceAttention {
             length(wk, kv * keyDim, "wk");
             length(wv, kv * valueDim, "wv");
             length(wo, embedDim * q, "wo");
-            if (bq != null || bk != null || bv != null || bo != null) {
+            if (bq != null) {
                 length(bq, q, "bq");
+            }
+            if (bk != null) {
                 length(bk, kv, "bk");
+            }
+            if (bv != null) {
                 length(bv, kv, "bv");
+            }
+            if (bo != null) {
                 length(bo, embedDim, "bo");
             }
         }
