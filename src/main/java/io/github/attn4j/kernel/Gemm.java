@@ -53,6 +53,13 @@ public final class Gemm {
     private static final int MR = Kernels.MR;
     private static final int NR = Kernels.NR;
 
+    /**
+     * Multiply-adds below which a product with too few rows to share is not split by columns
+     * either: waking a pool thread costs tens of microseconds, more than a single token's
+     * projection at small widths takes.
+     */
+    private static final long MIN_SPLIT_WORK = 1L << 22;
+
     private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
 
     private Gemm() {
@@ -190,6 +197,7 @@ public final class Gemm {
         float[] bBuf = packed != null ? packed.data()
                 : ws.b(Math.min(kcMax, k) * Kernels.roundUp(Math.min(blocking.nc(), n), NR));
         int rowBlockCount = (m - 1) / mc + 1;
+        boolean splitColumns = rowBlockCount < threads && (long) m * n * k >= MIN_SPLIT_WORK;
         for (int jc = 0; jc < n; jc += blocking.nc()) {
             int nc = Math.min(blocking.nc(), n - jc);
             for (int pc = 0; pc < k; pc += kcMax) {
@@ -201,7 +209,7 @@ public final class Gemm {
                     Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
                 }
                 BlockOfB block = new BlockOfB(bBuf, bOff, pc, kc, jc, nc, accumulate || pc > 0);
-                if (rowBlockCount >= threads) {
+                if (!splitColumns) {
                     Parallel.forEach(threads, rowBlockCount, (r, worker) ->
                             rowBlocks(a, block, c, cOffset, ldc, mc, r, r + 1, 0, nc, WORKSPACE.get().a(aSize)));
                 } else {

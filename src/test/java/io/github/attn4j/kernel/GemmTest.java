@@ -158,7 +158,7 @@ class GemmTest {
     @Test
     void fewRowsSplitByColumnsGiveTheSameBitsOnAnyThreadCount() {
         for (int m : new int[]{1, 3, MR + 1}) {
-            GemmCase t = new GemmCase(m, 1000, 700, false, true, 1, false, 11);
+            GemmCase t = new GemmCase(m, 3000, 1500, false, true, 1, false, 11);   // m * n * k >= 2^22: split
             PackedMatrix packed = Gemm.pack(t.b());
             float[] one = t.c();
             Gemm.multiply(t.a(), packed, one, t.cOffset(), t.ldc(), false, 1);
