@@ -11,10 +11,15 @@ import static io.github.attn4j.kernel.Kernels.NR;
  * and its values into rows padded to a multiple of NR, and every query head of the group (GQA)
  * and every query tile reuse them. Per query tile of {@link #BQ} rows:
  * <ul>
- *   <li><b>online softmax</b> (no weights requested): the key range is walked in tiles of
- *       {@link #BK}; the score tile {@code Q Kᵀ} is scaled, masked and exponentiated against a
- *       running row maximum, the output accumulator is rescaled when the maximum grows, and
- *       {@code P V} is added. Memory is per tile, never {@code Lq x Lk}. Key tiles above the
+ *   <li><b>online softmax</b> (no weights requested): the query tile is copied once, multiplied
+ *       by {@code scale · log2 e}, so its score tiles come out of the micro-kernel already in
+ *       base-2 units. The key range is walked in tiles of {@link #BK}; each score tile
+ *       {@code Q Kᵀ} is masked (biases times {@code log2 e}) and turned into weights
+ *       {@code 2^(s - m)} ({@link ExpFloat#exp2}) against a running row maximum {@code m}, and
+ *       {@code P V} is added to the output accumulator. The maximum is raised lazily: only when a
+ *       tile's maximum exceeds it by more than {@link #LAZY_MAX}, and only then is the
+ *       accumulator rescaled, so on most tiles no rescaling happens and weights stay below
+ *       {@code 2^LAZY_MAX}. Memory is per tile, never {@code Lq x Lk}. Key tiles above the
  *       causal diagonal or made only of padding are skipped.</li>
  *   <li><b>materialized</b> (weights requested): the full score rows are written into the
  *       caller's {@code (B, H, Lq, Lk)} weights, normalized in place by the fused
@@ -34,6 +39,12 @@ public final class AttentionKernel {
      * merged in split order. The split depends only on the key count, never on the thread count.
      */
     static final int SPLIT = 16 * BK;
+    /**
+     * The running maximum of a row is raised only when a tile's maximum exceeds it by more than
+     * this (base-2 units), so weights never exceed {@code 2^8}: far from overflow for any key
+     * count an int can hold, and rescaling of the accumulator becomes rare.
+     */
+    static final float LAZY_MAX = 8f;
 
     private AttentionKernel() {
     }
@@ -114,9 +125,10 @@ public final class AttentionKernel {
         int tasks = panels.length * perPanel;
         int dvPad = panels[0].dvPad;
         Partials partials = splits > 1 ? new Partials(tasks, Math.min(BQ, q.length()), dvPad) : null;
+        int d = panels[0].d;
         TileState[] states = new TileState[Parallel.workers(threads, tasks)];
         Parallel.forEach(threads, tasks, (task, worker) -> {
-            TileState ts = states[worker] == null ? (states[worker] = new TileState(dvPad, weights == null)) : states[worker];
+            TileState ts = states[worker] == null ? (states[worker] = new TileState(d, dvPad, weights == null)) : states[worker];
             int panel = task / perPanel;
             int rest = task % perPanel;
             int b = panel / kvHeads;
@@ -154,36 +166,52 @@ public final class AttentionKernel {
                                    int b, int h, int i0, int rows, int from, int to) {
         int keys = kv.keys;
         int dvPad = kv.dvPad;
+        int d = kv.d;
         float[] s = ws.scores;
         float[] o = ws.acc;
+        float[] qs = ws.query;
+        float qScale = scale * ExpFloat.LOG2E;
+        for (int r = 0; r < rows; r++) {
+            System.arraycopy(q.data(), q.at(b, i0 + r, h), qs, r * d, d);
+            Kernels.ROWS.scale(qs, r * d, d, qScale);
+        }
         java.util.Arrays.fill(o, 0, rows * dvPad, 0f);
         java.util.Arrays.fill(ws.rowMax, Float.NEGATIVE_INFINITY);
         java.util.Arrays.fill(ws.rowSum, 0f);
 
+        boolean masked = mask.hasSources();
         int keyEnd = Math.min(to, mask.keyLimit(i0 + rows - 1, keys));
         for (int j0 = from; j0 < keyEnd; j0 += BK) {
             int nk = Math.min(BK, keyEnd - j0);
             if (mask.masksAllKeys(b, h, j0, j0 + nk)) {
                 continue;
             }
-            scoreTile(q, kv, b, h, i0, rows, j0, nk, s, 0, BK);
+            scoreTile(qs, 0, d, kv, rows, j0, nk, s, 0, BK);
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
                 int n = Math.max(0, Math.min(nk, mask.keyLimit(i0 + r, keys) - j0));
-                float tileMax = n == 0 ? Float.NEGATIVE_INFINITY : mask.scaleMaskMax(s, off, n, b, h, i0 + r, scale, j0);
+                if (masked) {
+                    mask.apply(s, off, n, b, h, i0 + r, j0, ExpFloat.LOG2E);
+                }
                 float oldMax = ws.rowMax[r];
-                float newMax = Math.max(oldMax, tileMax);
+                float newMax = oldMax;
+                // The maximum is only needed when the row has none yet or this tile exceeds it by more
+                // than LAZY_MAX. A NaN score is not seen here; its weight is NaN and spreads to the row.
+                if (n > 0 && (oldMax == Float.NEGATIVE_INFINITY || Kernels.ROWS.anyAbove(s, off, n, oldMax + LAZY_MAX))) {
+                    newMax = Math.max(oldMax, Kernels.ROWS.max(s, off, n));
+                }
                 if (newMax == Float.NEGATIVE_INFINITY) {
                     Softmax.fill(s, off, nk, 0f);
                     continue;
                 }
-                float sum = Kernels.ROWS.expShiftSum(s, off, n, newMax);
+                float sum = Kernels.ROWS.exp2ShiftSum(s, off, n, newMax);
                 Softmax.fill(s, off + n, nk - n, 0f);
-                float correction = oldMax == newMax ? 1f : (float) StrictMath.exp(oldMax - newMax);
-                if (correction != 1f) {
+                if (newMax != oldMax && oldMax != Float.NEGATIVE_INFINITY) {
+                    float correction = ExpFloat.exp2(oldMax - newMax);
                     Kernels.ROWS.scale(o, r * dvPad, dvPad, correction);
+                    ws.rowSum[r] *= correction;
                 }
-                ws.rowSum[r] = ws.rowSum[r] * correction + sum;
+                ws.rowSum[r] += sum;
                 ws.rowMax[r] = newMax;
             }
             multiplyValues(kv, s, 0, BK, rows, j0, nk, o);
@@ -202,22 +230,25 @@ public final class AttentionKernel {
                                          KeyValuePanels kv, TileState ws, float[] weights, int b, int h, int i0, int rows) {
         int keys = kv.keys;
         int base = ((b * q.heads() + h) * q.length() + i0) * keys;
-        scoreTile(q, kv, b, h, i0, rows, 0, keys, weights, base, keys);
+        scoreTile(q.data(), q.at(b, i0, h), q.rowStride(), kv, rows, 0, keys, weights, base, keys);
         Softmax.scaleMaskRows(weights, base, rows, keys, keys, mask, b, h, i0, scale);
         java.util.Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);
         multiplyValues(kv, weights, base, keys, rows, 0, keys, ws.acc);
         store(out, ws.acc, kv.dvPad, b, h, i0, rows);
     }
 
-    /** Scores of query rows {@code i0..i0+rows)} against keys {@code j0..j0+nk)} into {@code c[cOff...]} (row stride ldc). */
-    private static void scoreTile(HeadLayout q, KeyValuePanels kv, int b, int h, int i0, int rows,
+    /**
+     * Scores of {@code rows} query rows ({@code a[aOff + r * lda ...]}) against keys
+     * {@code j0..j0+nk)} into {@code c[cOff...]} (row stride ldc).
+     */
+    private static void scoreTile(float[] a, int aOff, int lda, KeyValuePanels kv, int rows,
                                   int j0, int nk, float[] c, int cOff, int ldc) {
         int d = kv.d;
         for (int jr = 0; jr < nk; jr += NR) {
             int panel = (j0 + jr) / NR * NR * d;
             int nr = Math.min(NR, nk - jr);
             for (int ir = 0; ir < rows; ir += MR) {
-                Kernels.MICRO.block(d, q.data(), q.at(b, i0 + ir, h), q.rowStride(), kv.keyPanels, panel,
+                Kernels.MICRO.block(d, a, aOff + ir * lda, lda, kv.keyPanels, panel,
                         c, cOff + ir * ldc + jr, ldc, Math.min(MR, rows - ir), nr, false);
             }
         }
@@ -295,14 +326,19 @@ public final class AttentionKernel {
         }
     }
 
-    /** One worker's state for a query tile: score tile, output accumulator, running max and sum per row. */
+    /**
+     * One worker's state for a query tile: the scaled query rows and score tile (online softmax
+     * only), output accumulator, running max and sum per row.
+     */
     private static final class TileState {
+        final float[] query;
         final float[] scores;
         final float[] acc;
         final float[] rowMax = new float[BQ];
         final float[] rowSum = new float[BQ];
 
-        TileState(int dvPad, boolean online) {
+        TileState(int d, int dvPad, boolean online) {
+            this.query = new float[online ? BQ * d : 0];
             this.scores = new float[online ? BQ * BK : 0];
             this.acc = new float[BQ * dvPad];
         }
@@ -336,7 +372,7 @@ public final class AttentionKernel {
         /**
          * Merges tasks {@code [first, first + splits)} (one query tile of head h, batch b, over
          * consecutive key splits) into its output rows: with {@code M} the largest split maximum
-         * and {@code f = e^(m - M)} per split, output = Σ f·acc / Σ f·sum, summed in split order.
+         * and {@code f = 2^(m - M)} per split (the maxima are in base-2 units), output = Σ f·acc / Σ f·sum, summed in split order.
          */
         void merge(int first, int splits, int rows, HeadLayout out, int b, int h) {
             float[] row = new float[dvPad];
@@ -353,7 +389,7 @@ public final class AttentionKernel {
                         if (max[at] == Float.NEGATIVE_INFINITY) {
                             continue;
                         }
-                        float f = max[at] == m ? 1f : (float) StrictMath.exp(max[at] - m);
+                        float f = max[at] == m ? 1f : ExpFloat.exp2(max[at] - m);
                         total += f * sum[at];
                         int base = at * dvPad;
                         for (int c = 0; c < dvPad; c++) {

@@ -12,6 +12,14 @@ package io.github.attn4j.kernel;
  * a degree-7 polynomial for {@code e^r}. Results are within 2 ulp of the exact exponential; 0
  * below -86.6 (results under 2.4e-38, and {@code -Infinity}), {@code +Infinity} above
  * {@code ln(Float.MAX_VALUE)}, NaN for NaN.
+ *
+ * <p>{@link #exp2} is the base-2 form the online softmax runs on (its scores are pre-multiplied
+ * by {@code log2 e}): {@code 2^x = 2^k · 2^r} with {@code k = round(x)}, so the reduction
+ * {@code r = x - k} is exact and no {@code ln 2} constants are needed, a degree-6 polynomial for
+ * {@code 2^r}, and 2^k assembled from the bits of the rounding sum, so no float-to-int conversion
+ * either. Results are within 2 ulp of the exact value for arguments in [-126, 127]; 0 at or below
+ * -126.5 (and for {@code -Infinity}), {@code +Infinity} from 127.5 up, NaN for NaN. The clamps
+ * are a compare and a blend each, cheaper than {@link Math#max}'s NaN and signed-zero rules.
  */
 final class ExpFloat {
     static final float LOG2E = 1.44269504088896341f;
@@ -31,6 +39,19 @@ final class ExpFloat {
     static final float P3 = 8.3334519073e-3f;
     static final float P4 = 1.3981999507e-3f;
     static final float P5 = 1.9875691500e-4f;
+
+    /** {@link #exp2}'s arguments are clamped to [EXP2_LO, EXP2_HI]: 2^k is then 0 at the low end, infinite at the high end. */
+    static final float EXP2_LO = -127f;
+    static final float EXP2_HI = 128f;
+    /** Coefficients of (2ʳ − 1) / r on |r| ≤ 1/2, fitted for the least maximum relative error (1.97e-9 in exact arithmetic). */
+    static final float Q1 = 0.6931471824645996f;
+    static final float Q2 = 0.24022647738456726f;
+    static final float Q3 = 0.055503323674201965f;
+    static final float Q4 = 0.00961843691766262f;
+    static final float Q5 = 0.0013398873852565885f;
+    static final float Q6 = 0.00015353361959569156f;
+    /** The exponent bias: {@code (bits(x + ROUND) + BIAS) << 23} is the float 2^round(x) for x in [-127, 128]. */
+    static final int BIAS = 127;
 
     private ExpFloat() {
     }
@@ -57,5 +78,23 @@ final class ExpFloat {
         p = Math.fma(p, r * r, r) + 1f;
         // 2^k as 2^(k-1) * 2: k is in [-125, 128], so k - 1 + 127 fits the exponent field [1, 254].
         return p * Float.intBitsToFloat(((int) k + 126) << 23) * 2f;
+    }
+
+    /**
+     * {@code 2^arg}, the same bits as one lane of the vector form. Adding ROUND leaves round(arg)
+     * in the low mantissa bits of {@code kf}, and ROUND's own bits vanish when shifted by 23, so
+     * {@code (bits(kf) + 127) << 23} is the exponent field of 2^k.
+     */
+    static float exp2(float arg) {
+        float a = arg < EXP2_LO ? EXP2_LO : arg > EXP2_HI ? EXP2_HI : arg;
+        float kf = a + ROUND;
+        float r = a - (kf - ROUND);
+        float p = Math.fma(Q6, r, Q5);
+        p = Math.fma(p, r, Q4);
+        p = Math.fma(p, r, Q3);
+        p = Math.fma(p, r, Q2);
+        p = Math.fma(p, r, Q1);
+        p = Math.fma(p, r, 1f);
+        return p * Float.intBitsToFloat((Float.floatToRawIntBits(kf) + BIAS) << 23);
     }
 }

@@ -13,6 +13,18 @@ interface RowOps {
      */
     float expShiftSum(float[] x, int off, int n, float shift);
 
+    /**
+     * Replaces {@code x[off..off+n)} by {@code 2^(x - shift)} ({@link ExpFloat#exp2}) and returns
+     * the sum of the new values.
+     */
+    float exp2ShiftSum(float[] x, int off, int n, float shift);
+
+    /**
+     * Whether any of {@code x[off..off+n)} is greater than {@code bound} (NaN is not). Cheaper
+     * than {@link #max}: no NaN rules and no reduction across lanes.
+     */
+    boolean anyAbove(float[] x, int off, int n, float bound);
+
     /** Multiplies {@code x[off..off+n)} by {@code scale} and returns the maximum of the result. */
     float scaleMax(float[] x, int off, int n, float scale);
 
@@ -23,10 +35,11 @@ interface RowOps {
     void scale(float[] x, int off, int n, float factor);
 
     /**
-     * {@code s[off + j] += bias[at + j]} for {@code j < n}, except that a {@code -Infinity} bias
-     * always gives {@code -Infinity} (even on a NaN score: a masked key stays masked).
+     * {@code s[off + j] = fma(bias[at + j], factor, s[off + j])} for {@code j < n} (exactly
+     * {@code s + bias} when {@code factor} is 1), except that a {@code -Infinity} bias always gives
+     * {@code -Infinity} (even on a NaN score: a masked key stays masked).
      */
-    void addBias(float[] s, int off, int n, float[] bias, int at);
+    void addBias(float[] s, int off, int n, float[] bias, int at, float factor);
 
     /** {@code s[off + j] = -Infinity} where {@code keep[at + j] == 0}, for {@code j < n}. */
     void mask(float[] s, int off, int n, float[] keep, int at);

@@ -19,6 +19,16 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
+    public float exp2ShiftSum(float[] x, int off, int n, float shift) {
+        float total = 0f;
+        for (int j = off; j < off + n; j++) {
+            x[j] = ExpFloat.exp2(x[j] - shift);
+            total += x[j];
+        }
+        return total;
+    }
+
+    @Override
     public float scaleMax(float[] x, int off, int n, float scale) {
         float max = NEG_INF;
         for (int j = off; j < off + n; j++) {
@@ -26,6 +36,16 @@ final class ScalarRowOps implements RowOps {
             max = Math.max(max, x[j]);
         }
         return max;
+    }
+
+    @Override
+    public boolean anyAbove(float[] x, int off, int n, float bound) {
+        for (int j = off; j < off + n; j++) {
+            if (x[j] > bound) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
@@ -45,10 +65,10 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
-    public void addBias(float[] s, int off, int n, float[] bias, int at) {
+    public void addBias(float[] s, int off, int n, float[] bias, int at, float factor) {
         for (int j = 0; j < n; j++) {
             float b = bias[at + j];
-            s[off + j] = b == NEG_INF ? NEG_INF : s[off + j] + b;
+            s[off + j] = b == NEG_INF ? NEG_INF : Math.fma(b, factor, s[off + j]);
         }
     }
 

@@ -79,12 +79,26 @@ public final class ScoreMask {
             return Kernels.ROWS.scaleMax(s, off, n, scale);
         }
         Kernels.ROWS.scale(s, off, n, scale);
+        apply(s, off, n, b, h, i, j0, 1f);
+        return Kernels.ROWS.max(s, off, n);
+    }
+
+    /** Whether {@link #apply} changes anything: there are keep or bias sources. */
+    boolean hasSources() {
+        return keep.length + bias.length > 0;
+    }
+
+    /**
+     * Masks {@code n} already scaled scores {@code s[off..off+n)} of query {@code i} for keys
+     * {@code j0..j0+n)} in place, adding each bias times {@code biasFactor} (the online softmax
+     * works in base 2 and passes {@code log2 e}). The causal limit is not applied here.
+     */
+    void apply(float[] s, int off, int n, int b, int h, int i, int j0, float biasFactor) {
         for (RowSource src : bias) {
-            Kernels.ROWS.addBias(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
+            Kernels.ROWS.addBias(s, off, n, src.data(), src.rowStart(b, h, i) + j0, biasFactor);
         }
         for (RowSource src : keep) {
             Kernels.ROWS.mask(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
         }
-        return Kernels.ROWS.max(s, off, n);
     }
 }

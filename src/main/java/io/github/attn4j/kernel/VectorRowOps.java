@@ -6,6 +6,9 @@ import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
+import static io.github.attn4j.kernel.ExpFloat.BIAS;
+import static io.github.attn4j.kernel.ExpFloat.EXP2_HI;
+import static io.github.attn4j.kernel.ExpFloat.EXP2_LO;
 import static io.github.attn4j.kernel.ExpFloat.LN2_HI;
 import static io.github.attn4j.kernel.ExpFloat.LN2_LO;
 import static io.github.attn4j.kernel.ExpFloat.LOG2E;
@@ -17,6 +20,12 @@ import static io.github.attn4j.kernel.ExpFloat.P2;
 import static io.github.attn4j.kernel.ExpFloat.P3;
 import static io.github.attn4j.kernel.ExpFloat.P4;
 import static io.github.attn4j.kernel.ExpFloat.P5;
+import static io.github.attn4j.kernel.ExpFloat.Q1;
+import static io.github.attn4j.kernel.ExpFloat.Q2;
+import static io.github.attn4j.kernel.ExpFloat.Q3;
+import static io.github.attn4j.kernel.ExpFloat.Q4;
+import static io.github.attn4j.kernel.ExpFloat.Q5;
+import static io.github.attn4j.kernel.ExpFloat.Q6;
 import static io.github.attn4j.kernel.ExpFloat.ROUND;
 
 /**
@@ -69,6 +78,39 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
+    public float exp2ShiftSum(float[] x, int off, int n, float shift) {
+        FloatVector sh = FloatVector.broadcast(S, shift);
+        FloatVector sum = FloatVector.zero(S);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector a = FloatVector.fromArray(S, x, off + j).sub(sh);
+            a = a.blend(EXP2_LO, a.compare(VectorOperators.LT, EXP2_LO));
+            a = a.blend(EXP2_HI, a.compare(VectorOperators.GT, EXP2_HI));
+            FloatVector kf = a.add(ROUND);
+            FloatVector r = a.sub(kf.sub(ROUND));
+            FloatVector p = r.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
+            p = p.fma(r, FloatVector.broadcast(S, Q4));
+            p = p.fma(r, FloatVector.broadcast(S, Q3));
+            p = p.fma(r, FloatVector.broadcast(S, Q2));
+            p = p.fma(r, FloatVector.broadcast(S, Q1));
+            p = p.fma(r, FloatVector.broadcast(S, 1f));
+            IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
+            FloatVector e = p.mul(bits.reinterpretAsFloats());
+            e.intoArray(x, off + j);
+            sum = sum.add(e);
+        }
+        float total = 0f;
+        for (int lane = 0; lane < L; lane++) {
+            total += sum.lane(lane);
+        }
+        for (; j < n; j++) {
+            x[off + j] = ExpFloat.exp2(x[off + j] - shift);
+            total += x[off + j];
+        }
+        return total;
+    }
+
+    @Override
     public float scaleMax(float[] x, int off, int n, float scale) {
         FloatVector f = FloatVector.broadcast(S, scale);
         FloatVector m = FloatVector.broadcast(S, NEG_INF);
@@ -101,6 +143,25 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
+    public boolean anyAbove(float[] x, int off, int n, float bound) {
+        FloatVector b = FloatVector.broadcast(S, bound);
+        VectorMask<Float> above = S.maskAll(false);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            above = above.or(FloatVector.fromArray(S, x, off + j).compare(VectorOperators.GT, b));
+        }
+        if (above.anyTrue()) {
+            return true;
+        }
+        for (; j < n; j++) {
+            if (x[off + j] > bound) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
     public void scale(float[] x, int off, int n, float factor) {
         FloatVector f = FloatVector.broadcast(S, factor);
         int j = 0;
@@ -114,16 +175,17 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
-    public void addBias(float[] s, int off, int n, float[] bias, int at) {
+    public void addBias(float[] s, int off, int n, float[] bias, int at, float factor) {
+        FloatVector f = FloatVector.broadcast(S, factor);
         int j = 0;
         for (; j <= n - L; j += L) {
             FloatVector b = FloatVector.fromArray(S, bias, at + j);
-            FloatVector.fromArray(S, s, off + j).add(b).blend(NEG_INF, b.compare(VectorOperators.EQ, NEG_INF))
+            b.fma(f, FloatVector.fromArray(S, s, off + j)).blend(NEG_INF, b.compare(VectorOperators.EQ, NEG_INF))
                     .intoArray(s, off + j);
         }
         for (; j < n; j++) {
             float b = bias[at + j];
-            s[off + j] = b == NEG_INF ? NEG_INF : s[off + j] + b;
+            s[off + j] = b == NEG_INF ? NEG_INF : Math.fma(b, factor, s[off + j]);
         }
     }
 

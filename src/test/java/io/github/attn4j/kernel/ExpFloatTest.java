@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The active path's {@link RowOps#expShiftSum} against {@link StrictMath} (fdlibm) in double, and
- * against {@link ExpFloat#exp} bit for bit.
+ * The active path's {@link RowOps#expShiftSum} and {@link RowOps#exp2ShiftSum} against
+ * {@link StrictMath} (fdlibm) in double, and against {@link ExpFloat#exp} and
+ * {@link ExpFloat#exp2} bit for bit.
  */
 class ExpFloatTest {
     private static final int LANES = Math.max(1, Kernels.vectorBits() / 32);
@@ -74,5 +75,65 @@ class ExpFloatTest {
         for (int i = 0; i < n; i++) {
             assertEquals(Float.floatToRawIntBits(ExpFloat.exp(x[i] - 0.5f)), Float.floatToRawIntBits(y[i]), "x = " + x[i]);
         }
+    }
+
+    @Test
+    void exp2WithinTwoUlpAcrossTheNormalRange() {
+        int n = (1 << 21) + 7;
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = -126f + 253f * i / n;
+        }
+        float[] y = x.clone();
+        Kernels.ROWS.exp2ShiftSum(y, 0, n, 0f);
+        double worst = 0;
+        for (int i = 0; i < n; i++) {
+            double exact = StrictMath.pow(2, x[i]);
+            worst = Math.max(worst, Math.abs(y[i] - exact) / Math.ulp((float) exact));
+        }
+        assertTrue(worst <= 2, "worst error " + worst + " ulp");
+    }
+
+    @Test
+    void exp2IsExactOnIntegersAndHandlesTheEdges() {
+        float[] edge = {0f, -0f, 1f, -1f, 10f, -20f, 127f, -126f, Float.NEGATIVE_INFINITY, -200f, -126.6f,
+                Float.NaN, 127.6f, 500f, Float.POSITIVE_INFINITY};
+        for (int lead : new int[]{0, Math.max(1, LANES * 3 - edge.length)}) {
+            float[] y = new float[lead + edge.length];
+            System.arraycopy(edge, 0, y, lead, edge.length);
+            Kernels.ROWS.exp2ShiftSum(y, 0, y.length, 0f);
+            assertEquals(1f, y[lead]);
+            assertEquals(1f, y[lead + 1]);
+            assertEquals(2f, y[lead + 2]);
+            assertEquals(0.5f, y[lead + 3]);
+            assertEquals(1024f, y[lead + 4]);
+            assertEquals(0x1p-20f, y[lead + 5]);
+            assertEquals(0x1p127f, y[lead + 6]);
+            assertEquals(0x1p-126f, y[lead + 7]);
+            assertEquals(0f, y[lead + 8]);
+            assertEquals(0f, y[lead + 9]);
+            assertEquals(0f, y[lead + 10]);
+            assertTrue(Float.isNaN(y[lead + 11]));
+            assertEquals(Float.POSITIVE_INFINITY, y[lead + 12]);
+            assertEquals(Float.POSITIVE_INFINITY, y[lead + 13]);
+            assertEquals(Float.POSITIVE_INFINITY, y[lead + 14]);
+        }
+    }
+
+    @Test
+    void exp2EveryLaneEqualsTheOneValueFormAndSums() {
+        int n = 4099;
+        float[] x = new float[n];
+        double expected = 0;
+        for (int i = 0; i < n; i++) {
+            x[i] = -140f + 150f * i / n;
+            expected += StrictMath.pow(2, x[i] - 3.25);
+        }
+        float[] y = x.clone();
+        float sum = Kernels.ROWS.exp2ShiftSum(y, 0, n, 3.25f);
+        for (int i = 0; i < n; i++) {
+            assertEquals(Float.floatToRawIntBits(ExpFloat.exp2(x[i] - 3.25f)), Float.floatToRawIntBits(y[i]), "x = " + x[i]);
+        }
+        assertEquals(expected, sum, 1e-5 * expected);
     }
 }
