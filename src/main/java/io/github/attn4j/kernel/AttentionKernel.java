@@ -244,13 +244,11 @@ public final class AttentionKernel {
     private static void scoreTile(float[] a, int aOff, int lda, KeyValuePanels kv, int rows,
                                   int j0, int nk, float[] c, int cOff, int ldc) {
         int d = kv.d;
-        for (int jr = 0; jr < nk; jr += NR) {
-            int panel = (j0 + jr) / NR * NR * d;
-            int nr = Math.min(NR, nk - jr);
-            for (int ir = 0; ir < rows; ir += MR) {
-                Kernels.MICRO.block(d, a, aOff + ir * lda, lda, kv.keyPanels, panel,
-                        c, cOff + ir * ldc + jr, ldc, Math.min(MR, rows - ir), nr, false);
-            }
+        int panels = (nk + NR - 1) / NR;
+        int lastNr = nk - (panels - 1) * NR;
+        for (int ir = 0; ir < rows; ir += MR) {
+            Kernels.MICRO.blocks(d, a, aOff + ir * lda, lda, kv.keyPanels, j0 / NR * NR * d, NR * d, panels,
+                    c, cOff + ir * ldc, ldc, Math.min(MR, rows - ir), lastNr, false);
         }
     }
 
@@ -265,11 +263,9 @@ public final class AttentionKernel {
             return;
         }
         int dvPad = kv.dvPad;
-        for (int jr = 0; jr < dvPad; jr += NR) {
-            for (int ir = 0; ir < rows; ir += MR) {
-                Kernels.MICRO.block(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, jr * kv.capacity + j0 * NR,
-                        o, ir * dvPad + jr, dvPad, Math.min(MR, rows - ir), NR, true);
-            }
+        for (int ir = 0; ir < rows; ir += MR) {
+            Kernels.MICRO.blocks(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, j0 * NR, NR * kv.capacity, dvPad / NR,
+                    o, ir * dvPad, dvPad, Math.min(MR, rows - ir), NR, true);
         }
     }
 

@@ -31,4 +31,19 @@ interface MicroKernel {
      */
     void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
                float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
+
+    /**
+     * {@link #block} over {@code panels} consecutive column panels of the same A rows: panel t
+     * reads B at {@code bOff + t * bStride} and writes C columns {@code [t·nr(), t·nr() + nr())},
+     * all {@link #nr()} wide but the last, which is {@code lastNr} wide. One call instead of
+     * {@code panels}, so a kernel whose set-up is not free pays it once: this is what makes short
+     * reductions (attention's head width) cheap.
+     */
+    default void blocks(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
+                        float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        for (int t = 0; t < panels; t++) {
+            block(kc, a, aOff, lda, b, bOff + t * bStride, c, cOff + t * nr(), ldc, mr,
+                    t == panels - 1 ? lastNr : nr(), accumulate);
+        }
+    }
 }

@@ -34,6 +34,13 @@ final class VectorMicroKernel implements MicroKernel {
     @Override
     public void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
                       float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        blocks(kc, a, aOff, lda, b, bOff, 0, 1, c, cOff, ldc, mr, nr, accumulate);
+    }
+
+    /** One method for all panels, so the row set-up and C2's range-check predicates are paid once per call. */
+    @Override
+    public void blocks(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
+                       float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
         // Rows past mr re-read the last valid row: their accumulators are computed but never stored.
         int r0 = aOff;
         int r1 = mr > 1 ? r0 + lda : r0;
@@ -41,96 +48,102 @@ final class VectorMicroKernel implements MicroKernel {
         int r3 = mr > 3 ? r2 + lda : r2;
         int r4 = mr > 4 ? r3 + lda : r3;
         int r5 = mr > 5 ? r4 + lda : r4;
+        // The panel loop is written out in this one method, not around a helper: C2 does not
+        // inline a method this large, and a call per panel would pay the set-up again.
+        for (int t = 0; t < panels; t++) {
+            int bt = bOff + t * bStride;
+            int ct = cOff + t * NR;
+            int nr = t == panels - 1 ? lastNr : NR;
+            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+            FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
 
-        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-        FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
-        FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+            for (int p = 0; p < kc; p++) {
+                int bi = bt + p * NR;
+                FloatVector b0 = FloatVector.fromArray(S, b, bi);
+                FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
+                FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
+                c00 = av.fma(b0, c00);
+                c01 = av.fma(b1, c01);
+                av = FloatVector.broadcast(S, a[r1 + p]);
+                c10 = av.fma(b0, c10);
+                c11 = av.fma(b1, c11);
+                av = FloatVector.broadcast(S, a[r2 + p]);
+                c20 = av.fma(b0, c20);
+                c21 = av.fma(b1, c21);
+                av = FloatVector.broadcast(S, a[r3 + p]);
+                c30 = av.fma(b0, c30);
+                c31 = av.fma(b1, c31);
+                av = FloatVector.broadcast(S, a[r4 + p]);
+                c40 = av.fma(b0, c40);
+                c41 = av.fma(b1, c41);
+                av = FloatVector.broadcast(S, a[r5 + p]);
+                c50 = av.fma(b0, c50);
+                c51 = av.fma(b1, c51);
+            }
 
-        for (int p = 0; p < kc; p++) {
-            int bi = bOff + p * NR;
-            FloatVector b0 = FloatVector.fromArray(S, b, bi);
-            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
-            FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
-            c00 = av.fma(b0, c00);
-            c01 = av.fma(b1, c01);
-            av = FloatVector.broadcast(S, a[r1 + p]);
-            c10 = av.fma(b0, c10);
-            c11 = av.fma(b1, c11);
-            av = FloatVector.broadcast(S, a[r2 + p]);
-            c20 = av.fma(b0, c20);
-            c21 = av.fma(b1, c21);
-            av = FloatVector.broadcast(S, a[r3 + p]);
-            c30 = av.fma(b0, c30);
-            c31 = av.fma(b1, c31);
-            av = FloatVector.broadcast(S, a[r4 + p]);
-            c40 = av.fma(b0, c40);
-            c41 = av.fma(b1, c41);
-            av = FloatVector.broadcast(S, a[r5 + p]);
-            c50 = av.fma(b0, c50);
-            c51 = av.fma(b1, c51);
-        }
-
-        // Stores are written out here, not in helpers taking vectors: a helper that C2 declines to
-        // inline boxes all twelve accumulators on every call. Rows past mr are not stored.
-        if (nr == NR) {
-            c00 = accumulate ? c00.add(FloatVector.fromArray(S, c, cOff)) : c00;
-            c01 = accumulate ? c01.add(FloatVector.fromArray(S, c, cOff + L)) : c01;
-            c00.intoArray(c, cOff);
-            c01.intoArray(c, cOff + L);
-            if (mr > 1) {
-                c10 = accumulate ? c10.add(FloatVector.fromArray(S, c, cOff + ldc)) : c10;
-                c11 = accumulate ? c11.add(FloatVector.fromArray(S, c, cOff + ldc + L)) : c11;
-                c10.intoArray(c, cOff + ldc);
-                c11.intoArray(c, cOff + ldc + L);
-            }
-            if (mr > 2) {
-                c20 = accumulate ? c20.add(FloatVector.fromArray(S, c, cOff + 2 * ldc)) : c20;
-                c21 = accumulate ? c21.add(FloatVector.fromArray(S, c, cOff + 2 * ldc + L)) : c21;
-                c20.intoArray(c, cOff + 2 * ldc);
-                c21.intoArray(c, cOff + 2 * ldc + L);
-            }
-            if (mr > 3) {
-                c30 = accumulate ? c30.add(FloatVector.fromArray(S, c, cOff + 3 * ldc)) : c30;
-                c31 = accumulate ? c31.add(FloatVector.fromArray(S, c, cOff + 3 * ldc + L)) : c31;
-                c30.intoArray(c, cOff + 3 * ldc);
-                c31.intoArray(c, cOff + 3 * ldc + L);
-            }
-            if (mr > 4) {
-                c40 = accumulate ? c40.add(FloatVector.fromArray(S, c, cOff + 4 * ldc)) : c40;
-                c41 = accumulate ? c41.add(FloatVector.fromArray(S, c, cOff + 4 * ldc + L)) : c41;
-                c40.intoArray(c, cOff + 4 * ldc);
-                c41.intoArray(c, cOff + 4 * ldc + L);
-            }
-            if (mr > 5) {
-                c50 = accumulate ? c50.add(FloatVector.fromArray(S, c, cOff + 5 * ldc)) : c50;
-                c51 = accumulate ? c51.add(FloatVector.fromArray(S, c, cOff + 5 * ldc + L)) : c51;
-                c50.intoArray(c, cOff + 5 * ldc);
-                c51.intoArray(c, cOff + 5 * ldc + L);
-            }
-        } else {
-            // Partial panel: spill the register block to a scratch array with full-width stores
-            // (masked stores near the end of c fall back to code that boxes every accumulator),
-            // then copy its mr x nr corner.
-            float[] t = new float[MR * NR];
-            c00.intoArray(t, 0);
-            c01.intoArray(t, L);
-            c10.intoArray(t, NR);
-            c11.intoArray(t, NR + L);
-            c20.intoArray(t, 2 * NR);
-            c21.intoArray(t, 2 * NR + L);
-            c30.intoArray(t, 3 * NR);
-            c31.intoArray(t, 3 * NR + L);
-            c40.intoArray(t, 4 * NR);
-            c41.intoArray(t, 4 * NR + L);
-            c50.intoArray(t, 5 * NR);
-            c51.intoArray(t, 5 * NR + L);
-            for (int i = 0; i < mr; i++) {
-                int row = cOff + i * ldc;
-                for (int j = 0; j < nr; j++) {
-                    c[row + j] = accumulate ? c[row + j] + t[i * NR + j] : t[i * NR + j];
+            // Stores are written out here, not in helpers taking vectors: a helper that C2 declines to
+            // inline boxes all twelve accumulators on every call. Rows past mr are not stored.
+            if (nr == NR) {
+                c00 = accumulate ? c00.add(FloatVector.fromArray(S, c, ct)) : c00;
+                c01 = accumulate ? c01.add(FloatVector.fromArray(S, c, ct + L)) : c01;
+                c00.intoArray(c, ct);
+                c01.intoArray(c, ct + L);
+                if (mr > 1) {
+                    c10 = accumulate ? c10.add(FloatVector.fromArray(S, c, ct + ldc)) : c10;
+                    c11 = accumulate ? c11.add(FloatVector.fromArray(S, c, ct + ldc + L)) : c11;
+                    c10.intoArray(c, ct + ldc);
+                    c11.intoArray(c, ct + ldc + L);
+                }
+                if (mr > 2) {
+                    c20 = accumulate ? c20.add(FloatVector.fromArray(S, c, ct + 2 * ldc)) : c20;
+                    c21 = accumulate ? c21.add(FloatVector.fromArray(S, c, ct + 2 * ldc + L)) : c21;
+                    c20.intoArray(c, ct + 2 * ldc);
+                    c21.intoArray(c, ct + 2 * ldc + L);
+                }
+                if (mr > 3) {
+                    c30 = accumulate ? c30.add(FloatVector.fromArray(S, c, ct + 3 * ldc)) : c30;
+                    c31 = accumulate ? c31.add(FloatVector.fromArray(S, c, ct + 3 * ldc + L)) : c31;
+                    c30.intoArray(c, ct + 3 * ldc);
+                    c31.intoArray(c, ct + 3 * ldc + L);
+                }
+                if (mr > 4) {
+                    c40 = accumulate ? c40.add(FloatVector.fromArray(S, c, ct + 4 * ldc)) : c40;
+                    c41 = accumulate ? c41.add(FloatVector.fromArray(S, c, ct + 4 * ldc + L)) : c41;
+                    c40.intoArray(c, ct + 4 * ldc);
+                    c41.intoArray(c, ct + 4 * ldc + L);
+                }
+                if (mr > 5) {
+                    c50 = accumulate ? c50.add(FloatVector.fromArray(S, c, ct + 5 * ldc)) : c50;
+                    c51 = accumulate ? c51.add(FloatVector.fromArray(S, c, ct + 5 * ldc + L)) : c51;
+                    c50.intoArray(c, ct + 5 * ldc);
+                    c51.intoArray(c, ct + 5 * ldc + L);
+                }
+            } else {
+                // Partial panel: spill the register block to a scratch array with full-width stores
+                // (masked stores near the end of c fall back to code that boxes every accumulator),
+                // then copy its mr x nr corner.
+                float[] spill = new float[MR * NR];
+                c00.intoArray(spill, 0);
+                c01.intoArray(spill, L);
+                c10.intoArray(spill, NR);
+                c11.intoArray(spill, NR + L);
+                c20.intoArray(spill, 2 * NR);
+                c21.intoArray(spill, 2 * NR + L);
+                c30.intoArray(spill, 3 * NR);
+                c31.intoArray(spill, 3 * NR + L);
+                c40.intoArray(spill, 4 * NR);
+                c41.intoArray(spill, 4 * NR + L);
+                c50.intoArray(spill, 5 * NR);
+                c51.intoArray(spill, 5 * NR + L);
+                for (int i = 0; i < mr; i++) {
+                    int row = ct + i * ldc;
+                    for (int j = 0; j < nr; j++) {
+                        c[row + j] = accumulate ? c[row + j] + spill[i * NR + j] : spill[i * NR + j];
+                    }
                 }
             }
         }
