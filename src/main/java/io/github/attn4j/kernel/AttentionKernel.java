@@ -45,6 +45,8 @@ public final class AttentionKernel {
      * count an int can hold, and rescaling of the accumulator becomes rare.
      */
     static final float LAZY_MAX = 8f;
+    /** Partial sums per row of the online softmax ({@link RowOps#exp2ShiftAccumulate}). */
+    private static final int SUM_LANES = Kernels.ROWS.sumLanes();
 
     private AttentionKernel() {
     }
@@ -204,14 +206,13 @@ public final class AttentionKernel {
                     Softmax.fill(s, off, nk, 0f);
                     continue;
                 }
-                float sum = Kernels.ROWS.exp2ShiftSum(s, off, n, newMax);
-                Softmax.fill(s, off + n, nk - n, 0f);
                 if (newMax != oldMax && oldMax != Float.NEGATIVE_INFINITY) {
                     float correction = ExpFloat.exp2(oldMax - newMax);
                     Kernels.ROWS.scale(o, r * dvPad, dvPad, correction);
-                    ws.rowSum[r] *= correction;
+                    Kernels.ROWS.scale(ws.rowSum, r * SUM_LANES, SUM_LANES, correction);
                 }
-                ws.rowSum[r] += sum;
+                Kernels.ROWS.exp2ShiftAccumulate(s, off, n, newMax, ws.rowSum, r * SUM_LANES);
+                Softmax.fill(s, off + n, nk - n, 0f);
                 ws.rowMax[r] = newMax;
             }
             multiplyValues(kv, s, 0, BK, rows, j0, nk, o);
@@ -221,7 +222,7 @@ public final class AttentionKernel {
     /** Divides each output row by its softmax sum (rows with nothing to attend stay 0). */
     private static void finish(TileState ws, int rows, int dvPad) {
         for (int r = 0; r < rows; r++) {
-            float l = ws.rowSum[r];
+            float l = ws.total(r);
             Kernels.ROWS.scale(ws.acc, r * dvPad, dvPad, l > 0f ? 1f / l : 0f);
         }
     }
@@ -331,12 +332,22 @@ public final class AttentionKernel {
         final float[] scores;
         final float[] acc;
         final float[] rowMax = new float[BQ];
-        final float[] rowSum = new float[BQ];
+        /** {@link #SUM_LANES} partial sums per row. */
+        final float[] rowSum = new float[BQ * SUM_LANES];
 
         TileState(int d, int dvPad, boolean online) {
             this.query = new float[online ? BQ * d : 0];
             this.scores = new float[online ? BQ * BK : 0];
             this.acc = new float[BQ * dvPad];
+        }
+
+        /** Row r's softmax sum: its partial sums added in index order. */
+        float total(int r) {
+            float sum = 0f;
+            for (int lane = 0; lane < SUM_LANES; lane++) {
+                sum += rowSum[r * SUM_LANES + lane];
+            }
+            return sum;
         }
     }
 
@@ -362,7 +373,9 @@ public final class AttentionKernel {
         void save(int task, TileState ws, int rows) {
             System.arraycopy(ws.acc, 0, acc, task * rowsMax * dvPad, rows * dvPad);
             System.arraycopy(ws.rowMax, 0, max, task * rowsMax, rows);
-            System.arraycopy(ws.rowSum, 0, sum, task * rowsMax, rows);
+            for (int r = 0; r < rows; r++) {
+                sum[task * rowsMax + r] = ws.total(r);
+            }
         }
 
         /**

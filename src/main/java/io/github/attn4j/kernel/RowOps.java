@@ -13,11 +13,16 @@ interface RowOps {
      */
     float expShiftSum(float[] x, int off, int n, float shift);
 
+    /** How many partial sums {@link #exp2ShiftAccumulate} keeps per row: the vector lanes, 1 for scalar. */
+    int sumLanes();
+
     /**
-     * Replaces {@code x[off..off+n)} by {@code 2^(x - shift)} ({@link ExpFloat#exp2}) and returns
-     * the sum of the new values.
+     * Replaces {@code x[off..off+n)} by {@code 2^(x - shift)} ({@link ExpFloat#exp2}) and adds each
+     * new value {@code x[off + j]} to the partial sum {@code sums[at + j % sumLanes()]}. A row's
+     * partial sums stay apart across tiles and are added up once, in index order, by the caller:
+     * no reduction across lanes per tile.
      */
-    float exp2ShiftSum(float[] x, int off, int n, float shift);
+    void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at);
 
     /**
      * Whether any of {@code x[off..off+n)} is greater than {@code bound} (NaN is not). Cheaper

@@ -19,13 +19,16 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
-    public float exp2ShiftSum(float[] x, int off, int n, float shift) {
-        float total = 0f;
+    public int sumLanes() {
+        return 1;
+    }
+
+    @Override
+    public void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at) {
         for (int j = off; j < off + n; j++) {
             x[j] = ExpFloat.exp2(x[j] - shift);
-            total += x[j];
+            sums[at] += x[j];
         }
-        return total;
     }
 
     @Override

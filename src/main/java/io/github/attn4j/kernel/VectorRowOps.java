@@ -78,9 +78,14 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
-    public float exp2ShiftSum(float[] x, int off, int n, float shift) {
+    public int sumLanes() {
+        return L;
+    }
+
+    @Override
+    public void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at) {
         FloatVector sh = FloatVector.broadcast(S, shift);
-        FloatVector sum = FloatVector.zero(S);
+        FloatVector sum = FloatVector.fromArray(S, sums, at);
         int j = 0;
         for (; j <= n - L; j += L) {
             FloatVector a = FloatVector.fromArray(S, x, off + j).sub(sh);
@@ -99,15 +104,11 @@ final class VectorRowOps implements RowOps {
             e.intoArray(x, off + j);
             sum = sum.add(e);
         }
-        float total = 0f;
-        for (int lane = 0; lane < L; lane++) {
-            total += sum.lane(lane);
-        }
+        sum.intoArray(sums, at);
         for (; j < n; j++) {
             x[off + j] = ExpFloat.exp2(x[off + j] - shift);
-            total += x[off + j];
+            sums[at + j % L] += x[off + j];
         }
-        return total;
     }
 
     @Override

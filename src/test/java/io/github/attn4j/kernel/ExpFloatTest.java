@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The active path's {@link RowOps#expShiftSum} and {@link RowOps#exp2ShiftSum} against
+ * The active path's {@link RowOps#expShiftSum} and {@link RowOps#exp2ShiftAccumulate} against
  * {@link StrictMath} (fdlibm) in double, and against {@link ExpFloat#exp} and
  * {@link ExpFloat#exp2} bit for bit.
  */
@@ -85,7 +85,7 @@ class ExpFloatTest {
             x[i] = -126f + 253f * i / n;
         }
         float[] y = x.clone();
-        Kernels.ROWS.exp2ShiftSum(y, 0, n, 0f);
+        Kernels.ROWS.exp2ShiftAccumulate(y, 0, n, 0f, new float[Kernels.ROWS.sumLanes()], 0);
         double worst = 0;
         for (int i = 0; i < n; i++) {
             double exact = StrictMath.pow(2, x[i]);
@@ -101,7 +101,7 @@ class ExpFloatTest {
         for (int lead : new int[]{0, Math.max(1, LANES * 3 - edge.length)}) {
             float[] y = new float[lead + edge.length];
             System.arraycopy(edge, 0, y, lead, edge.length);
-            Kernels.ROWS.exp2ShiftSum(y, 0, y.length, 0f);
+            Kernels.ROWS.exp2ShiftAccumulate(y, 0, y.length, 0f, new float[Kernels.ROWS.sumLanes()], 0);
             assertEquals(1f, y[lead]);
             assertEquals(1f, y[lead + 1]);
             assertEquals(2f, y[lead + 2]);
@@ -121,19 +121,27 @@ class ExpFloatTest {
     }
 
     @Test
-    void exp2EveryLaneEqualsTheOneValueFormAndSums() {
+    void exp2EveryLaneEqualsTheOneValueFormAndPartialSumsAccumulate() {
         int n = 4099;
+        int lanes = Kernels.ROWS.sumLanes();
         float[] x = new float[n];
-        double expected = 0;
+        float[] sums = new float[lanes + 2];
+        double[] expected = new double[lanes + 2];
+        for (int lane = 0; lane < lanes; lane++) {
+            sums[1 + lane] = lane + 1;      // partial sums of earlier tiles, to be added to
+            expected[1 + lane] = lane + 1;
+        }
         for (int i = 0; i < n; i++) {
             x[i] = -140f + 150f * i / n;
-            expected += StrictMath.pow(2, x[i] - 3.25);
+            expected[1 + i % lanes] += StrictMath.pow(2, x[i] - 3.25);
         }
         float[] y = x.clone();
-        float sum = Kernels.ROWS.exp2ShiftSum(y, 0, n, 3.25f);
+        Kernels.ROWS.exp2ShiftAccumulate(y, 0, n, 3.25f, sums, 1);
         for (int i = 0; i < n; i++) {
             assertEquals(Float.floatToRawIntBits(ExpFloat.exp2(x[i] - 3.25f)), Float.floatToRawIntBits(y[i]), "x = " + x[i]);
         }
-        assertEquals(expected, sum, 1e-5 * expected);
+        for (int i = 0; i < sums.length; i++) {
+            assertEquals(expected[i], sums[i], 1e-6 * expected[i], "partial sum " + (i - 1));
+        }
     }
 }
