@@ -155,21 +155,12 @@ public final class MultiHeadAttention {
         cache.append(HeadLayout.tokenMajor(buf, qWidth, batch, tokens, kvHeads, headDim, width),
                 HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, tokens, kvHeads, headDim, width));
         float[] attended = new float[Checks.elementCount("attention output (B, T, H*hd)", batch, tokens, qWidth)];
-        if (tokens == 1) {
-            // One new token sees every cached key, so nothing is masked, and the query heads that
-            // share a key/value head (hd apart in the row) become the rows of one tile: one pass
-            // over each group's keys and values serves all its heads.
-            int group = numHeads / kvHeads;
-            AttentionKernel.forward(new HeadLayout(buf, 0, batch, group, kvHeads, headDim, width, headDim, group * headDim),
-                    cache.panels(), kvHeads,
-                    new HeadLayout(attended, 0, batch, group, kvHeads, headDim, qWidth, headDim, group * headDim),
-                    AttentionMask.none().toScoreMask(batch, kvHeads, group, total), scale, threads);
-        } else {
-            AttentionKernel.forward(HeadLayout.tokenMajor(buf, 0, batch, tokens, numHeads, headDim, width),
-                    cache.panels(), kvHeads,
-                    HeadLayout.tokenMajor(attended, 0, batch, tokens, numHeads, headDim, qWidth),
-                    AttentionMask.causal().toScoreMask(batch, numHeads, tokens, total), scale, threads);
-        }
+        // The kernel takes the query heads that share a key/value head as rows of one tile (GQA),
+        // so one pass over each group's cached keys and values serves all of them.
+        AttentionKernel.forward(HeadLayout.tokenMajor(buf, 0, batch, tokens, numHeads, headDim, width),
+                cache.panels(), kvHeads,
+                HeadLayout.tokenMajor(attended, 0, batch, tokens, numHeads, headDim, qWidth),
+                AttentionMask.causal().toScoreMask(batch, numHeads, tokens, total), scale, threads);
         return Tensor.of(out.apply(attended, outSize, threads), batch, tokens, embedDim);
     }
 

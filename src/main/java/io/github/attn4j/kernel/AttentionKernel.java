@@ -8,8 +8,10 @@ import static io.github.attn4j.kernel.Kernels.NR;
  * {@linkplain MicroKernel micro-kernel}.
  *
  * <p>Work is split per (batch, key/value head): its keys are packed once into NR-wide panels
- * and its values into rows padded to a multiple of NR, and every query head of the group (GQA)
- * and every query tile reuse them. Per query tile of {@link #BQ} rows:
+ * and its values into rows padded to a multiple of NR, and every query tile reuses them. With
+ * grouped-query attention the query heads that share a key/value head are interleaved into the
+ * same tiles (row = (token, head of the group), token-major), so one pass over a key/value tile
+ * serves all of them, also for a single decoded token. Per query tile of {@link #BQ} rows:
  * <ul>
  *   <li><b>online softmax</b> (no weights requested): the query tile is copied once, multiplied
  *       by {@code scale · log2 e}, so its score tiles come out of the micro-kernel already in
@@ -114,19 +116,25 @@ public final class AttentionKernel {
 
     /**
      * One parallel pass over every (batch, kv head) of {@code panels} ({@code panels[b * KVH + g]}),
-     * query head of its group, query tile and key split. Query tiles are handed out last first:
+     * query tile (of its group's heads together, or of one head when weights are materialized)
+     * and key split. Query tiles are handed out last first:
      * under a causal mask they are the longest, and starting them first evens out the threads.
      */
     private static void run(HeadLayout q, KeyValuePanels[] panels, int kvHeads,
                             HeadLayout out, ScoreMask mask, float scale, float[] weights, int threads) {
         int perGroup = q.heads() / kvHeads;
+        // Online tiles take the rows of all query heads of a group together (GQA), so one pass
+        // over a key/value tile serves them all; materialized weights are written head by head.
+        int fold = weights == null ? perGroup : 1;
+        int units = perGroup / fold;
+        int unitRows = q.length() * fold;
         int keys = panels[0].keys;
-        int queryTiles = (q.length() + BQ - 1) / BQ;
+        int queryTiles = (unitRows + BQ - 1) / BQ;
         int splits = weights == null && queryTiles == 1 ? Math.max(1, (keys + SPLIT - 1) / SPLIT) : 1;
-        int perPanel = perGroup * queryTiles * splits;
+        int perPanel = units * queryTiles * splits;
         int tasks = panels.length * perPanel;
         int dvPad = panels[0].dvPad;
-        Partials partials = splits > 1 ? new Partials(tasks, Math.min(BQ, q.length()), dvPad) : null;
+        Partials partials = splits > 1 ? new Partials(tasks, Math.min(BQ, unitRows), dvPad) : null;
         int d = panels[0].d;
         TileState[] states = new TileState[Parallel.workers(threads, tasks)];
         Parallel.forEach(threads, tasks, (task, worker) -> {
@@ -135,37 +143,64 @@ public final class AttentionKernel {
             int rest = task % perPanel;
             int b = panel / kvHeads;
             int g = panel % kvHeads;
-            int h = g * perGroup + rest / (queryTiles * splits);
+            int unit = rest / (queryTiles * splits);
             int i0 = (queryTiles - 1 - rest / splits % queryTiles) * BQ;
             int split = rest % splits;
-            int rows = Math.min(BQ, q.length() - i0);
+            TileRows tile = new TileRows(b, g * perGroup + unit * fold, fold, i0, Math.min(BQ, unitRows - i0));
             KeyValuePanels kv = panels[panel];
             if (weights != null) {
-                materializedTile(q, out, mask, scale, kv, ts, weights, b, h, i0, rows);
+                materializedTile(q, out, mask, scale, kv, ts, weights, tile);
             } else if (partials == null) {
-                onlineTile(q, mask, scale, kv, ts, b, h, i0, rows, 0, kv.keys);
-                finish(ts, rows, dvPad);
-                store(out, ts.acc, dvPad, b, h, i0, rows);
+                onlineTile(q, mask, scale, kv, ts, tile, 0, kv.keys);
+                finish(ts, tile.rows(), dvPad);
+                store(out, ts.acc, dvPad, tile);
             } else {
-                onlineTile(q, mask, scale, kv, ts, b, h, i0, rows, split * SPLIT, Math.min(kv.keys, (split + 1) * SPLIT));
-                partials.save(task, ts, rows);
+                onlineTile(q, mask, scale, kv, ts, tile, split * SPLIT, Math.min(kv.keys, (split + 1) * SPLIT));
+                partials.save(task, ts, tile.rows());
             }
         });
         if (partials != null) {
             for (int first = 0; first < tasks; first += splits) {
                 int panel = first / perPanel;
-                int h = panel % kvHeads * perGroup + first % perPanel / splits;
-                partials.merge(first, splits, q.length(), out, panel / kvHeads, h);
+                int hBase = panel % kvHeads * perGroup + first % perPanel / splits * fold;
+                partials.merge(first, splits, out, new TileRows(panel / kvHeads, hBase, fold, 0, unitRows));
             }
         }
     }
 
     /**
-     * Runs the online softmax of query rows {@code i0..i0+rows)} of (b, h) over keys
-     * {@code [from, to)}, leaving the unnormalized output, row maxima and row sums in {@code ws}.
+     * Rows of a query tile of batch {@code b}: row r is token {@code (i0 + r) / fold} of head
+     * {@code hBase + (i0 + r) % fold}, so with {@code fold} heads of one group the rows run
+     * token-major over those heads, and with {@code fold = 1} they are tokens of head hBase.
+     */
+    private record TileRows(int b, int hBase, int fold, int i0, int rows) {
+        int token(int r) {
+            return (i0 + r) / fold;
+        }
+
+        int head(int r) {
+            return hBase + (i0 + r) % fold;
+        }
+
+        /** Whether the mask's key padding masks keys {@code [j0, j1)} for every head of this tile. */
+        boolean allMasked(ScoreMask mask, int j0, int j1) {
+            for (int r = 0; r < Math.min(rows, fold); r++) {
+                if (!mask.masksAllKeys(b, head(r), j0, j1)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /**
+     * Runs the online softmax of the tile's rows over keys {@code [from, to)}, leaving the
+     * unnormalized output, row maxima and partial row sums in {@code ws}.
      */
     private static void onlineTile(HeadLayout q, ScoreMask mask, float scale, KeyValuePanels kv, TileState ws,
-                                   int b, int h, int i0, int rows, int from, int to) {
+                                   TileRows tile, int from, int to) {
+        int b = tile.b();
+        int rows = tile.rows();
         int keys = kv.keys;
         int dvPad = kv.dvPad;
         int d = kv.d;
@@ -174,7 +209,7 @@ public final class AttentionKernel {
         float[] qs = ws.query;
         float qScale = scale * ExpFloat.LOG2E;
         for (int r = 0; r < rows; r++) {
-            System.arraycopy(q.data(), q.at(b, i0 + r, h), qs, r * d, d);
+            System.arraycopy(q.data(), q.at(b, tile.token(r), tile.head(r)), qs, r * d, d);
             Kernels.ROWS.scale(qs, r * d, d, qScale);
         }
         java.util.Arrays.fill(o, 0, rows * dvPad, 0f);
@@ -182,18 +217,18 @@ public final class AttentionKernel {
         java.util.Arrays.fill(ws.rowSum, 0f);
 
         boolean masked = mask.hasSources();
-        int keyEnd = Math.min(to, mask.keyLimit(i0 + rows - 1, keys));
+        int keyEnd = Math.min(to, mask.keyLimit(tile.token(rows - 1), keys));
         for (int j0 = from; j0 < keyEnd; j0 += BK) {
             int nk = Math.min(BK, keyEnd - j0);
-            if (mask.masksAllKeys(b, h, j0, j0 + nk)) {
+            if (tile.allMasked(mask, j0, j0 + nk)) {
                 continue;
             }
             scoreTile(qs, 0, d, kv, rows, j0, nk, s, 0, BK);
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
-                int n = Math.max(0, Math.min(nk, mask.keyLimit(i0 + r, keys) - j0));
+                int n = Math.max(0, Math.min(nk, mask.keyLimit(tile.token(r), keys) - j0));
                 if (masked) {
-                    mask.apply(s, off, n, b, h, i0 + r, j0, ExpFloat.LOG2E);
+                    mask.apply(s, off, n, b, tile.head(r), tile.token(r), j0, ExpFloat.LOG2E);
                 }
                 float oldMax = ws.rowMax[r];
                 float newMax = oldMax;
@@ -228,14 +263,18 @@ public final class AttentionKernel {
     }
 
     private static void materializedTile(HeadLayout q, HeadLayout out, ScoreMask mask, float scale,
-                                         KeyValuePanels kv, TileState ws, float[] weights, int b, int h, int i0, int rows) {
+                                         KeyValuePanels kv, TileState ws, float[] weights, TileRows tile) {
+        int b = tile.b();
+        int h = tile.hBase();
+        int i0 = tile.i0();
+        int rows = tile.rows();
         int keys = kv.keys;
         int base = ((b * q.heads() + h) * q.length() + i0) * keys;
         scoreTile(q.data(), q.at(b, i0, h), q.rowStride(), kv, rows, 0, keys, weights, base, keys);
         Softmax.scaleMaskRows(weights, base, rows, keys, keys, mask, b, h, i0, scale);
         java.util.Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);
         multiplyValues(kv, weights, base, keys, rows, 0, keys, ws.acc);
-        store(out, ws.acc, kv.dvPad, b, h, i0, rows);
+        store(out, ws.acc, kv.dvPad, tile);
     }
 
     /**
@@ -293,9 +332,9 @@ public final class AttentionKernel {
         }
     }
 
-    private static void store(HeadLayout out, float[] o, int dvPad, int b, int h, int i0, int rows) {
-        for (int r = 0; r < rows; r++) {
-            System.arraycopy(o, r * dvPad, out.data(), out.at(b, i0 + r, h), out.width());
+    private static void store(HeadLayout out, float[] o, int dvPad, TileRows tile) {
+        for (int r = 0; r < tile.rows(); r++) {
+            System.arraycopy(o, r * dvPad, out.data(), out.at(tile.b(), tile.token(r), tile.head(r)), out.width());
         }
     }
 
@@ -379,13 +418,14 @@ public final class AttentionKernel {
         }
 
         /**
-         * Merges tasks {@code [first, first + splits)} (one query tile of head h, batch b, over
-         * consecutive key splits) into its output rows: with {@code M} the largest split maximum
-         * and {@code f = 2^(m - M)} per split (the maxima are in base-2 units), output = Σ f·acc / Σ f·sum, summed in split order.
+         * Merges tasks {@code [first, first + splits)} (one query tile over consecutive key splits)
+         * into the tile's output rows: with {@code M} the largest split maximum and
+         * {@code f = 2^(m - M)} per split (the maxima are in base-2 units),
+         * output = Σ f·acc / Σ f·sum, summed in split order.
          */
-        void merge(int first, int splits, int rows, HeadLayout out, int b, int h) {
+        void merge(int first, int splits, HeadLayout out, TileRows tile) {
             float[] row = new float[dvPad];
-            for (int r = 0; r < rows; r++) {
+            for (int r = 0; r < tile.rows(); r++) {
                 float m = Float.NEGATIVE_INFINITY;
                 for (int s = 0; s < splits; s++) {
                     m = Math.max(m, max[(first + s) * rowsMax + r]);
@@ -407,7 +447,7 @@ public final class AttentionKernel {
                     }
                 }
                 Kernels.ROWS.scale(row, 0, dvPad, total > 0f ? 1f / total : 0f);
-                System.arraycopy(row, 0, out.data(), out.at(b, r, h), out.width());
+                System.arraycopy(row, 0, out.data(), out.at(tile.b(), tile.token(r), tile.head(r)), out.width());
             }
         }
     }
