@@ -19,8 +19,9 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One decode step ({@code forwardCached} of a single token) over a cache of {@code cacheLength}
- * tokens: 32 query heads of 128 sharing 8 key/value heads. Each step streams
+ * One decode step ({@code forwardCached} of {@code tokens} new tokens, 1 by default; a few for
+ * speculative decoding's verification step) over a cache of {@code cacheLength} tokens: 32 query
+ * heads of 128 sharing 8 key/value heads. Each step streams
  * {@code 2 · cacheLength · 8 · 128 · 4} bytes of keys and values (4, 32 and 128 MiB at 512, 4096
  * and 16384 tokens).
  *
@@ -46,6 +47,9 @@ public class DecodeBenchmark {
     @Param({"4096", "64"})
     public int embedDim;
 
+    @Param({"1"})
+    public int tokens;
+
     private MultiHeadAttention module;
     private KvCache cache;
     private Tensor token;
@@ -54,12 +58,12 @@ public class DecodeBenchmark {
     public void setUp() {
         module = MultiHeadAttention.builder(embedDim, 32).headDim(128).kvHeads(8).seed(1).threads(threads).build();
         SplittableRandom random = new SplittableRandom(2);
-        cache = module.newKvCache(1, cacheLength + 1);
+        cache = module.newKvCache(1, cacheLength + tokens);
         int chunk = 512;
         for (int done = 0; done < cacheLength; done += chunk) {
             module.forwardCached(Inputs.uniform(random, 1, Math.min(chunk, cacheLength - done), embedDim), cache);
         }
-        token = Inputs.uniform(random, 1, 1, embedDim);
+        token = Inputs.uniform(random, 1, tokens, embedDim);
     }
 
     @Benchmark
