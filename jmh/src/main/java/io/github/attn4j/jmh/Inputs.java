@@ -3,6 +3,7 @@ package io.github.attn4j.jmh;
 import io.github.attn4j.AttentionMask;
 import io.github.attn4j.Tensor;
 
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /** Benchmark inputs: seeded uniform tensors and masks by name. */
@@ -27,14 +28,17 @@ final class Inputs {
         return switch (name) {
             case "none" -> AttentionMask.none();
             case "causal" -> AttentionMask.causal();
-            case "padding" -> {
-                boolean[][] padded = new boolean[batch][keys];
-                for (boolean[] row : padded) {
-                    java.util.Arrays.fill(row, keys - keys / 4, keys, true);
-                }
-                yield AttentionMask.keyPadding(padded);
-            }
+            case "padding" -> AttentionMask.keyPadding(paddedKeys(batch, keys));
             default -> throw new IllegalArgumentException("mask: expected none, causal or padding, got " + name);
         };
+    }
+
+    /** The padding of the {@code padding} mask: {@code [batch][keys]}, true for the last quarter of every row. */
+    static boolean[][] paddedKeys(int batch, int keys) {
+        boolean[][] padded = new boolean[batch][keys];
+        for (boolean[] row : padded) {
+            Arrays.fill(row, keys - keys / 4, keys, true);
+        }
+        return padded;
     }
 }
