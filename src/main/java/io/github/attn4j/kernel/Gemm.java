@@ -10,30 +10,39 @@ import java.util.Objects;
  * in order.
  *
  * <pre>
- * for jc in 0..N step NC          B block kc x nc  -> L3 (shared, 32 MiB)
- *   for pc in 0..K step KC        pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
- *     for ic in 0..M step MC      pack A[ic:ic+mc, pc:pc+kc] -> L2 (1 MiB per core)
- *       for jr in 0..nc step NR   B micro-panel kc x NR      -> L1 (32 KiB per core here)
- *         for ir in 0..mc step MR A micro-panel MR x kc streamed from L2
- *           micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
+ * for jc in 0..N step NC              B block kc x nc  -> L3 (shared, 32 MiB)
+ *   for pc in 0..K step KC            pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
+ *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] into MR-row micro-panels
+ *       for jb in 0..nc step NB       group of B micro-panels kc x nb -> L2 (1 MiB per core)
+ *         for ir in 0..mc step MR     A micro-panel MR x kc -> L1 (32 KiB per core)
+ *           for jr in jb..jb+nb step NR
+ *             micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
  * </pre>
  *
  * <p>Block sizes ({@link Blocking#DEFAULT}) for the target machine: AMD Zen 4 (EPYC), 16 float
  * lanes, L1d 32 KiB and L2 1 MiB per core (sysfs; not the 48 KiB L1d first assumed), so
  * MR = 6 and NR = 32. Zen 4 executes a 512-bit FMA in two 256-bit halves: one vector FMA per
- * cycle, about 116 GFLOP/s per core (FmaPeakBenchmark). At that rate a micro-kernel step (12
- * FMAs, 12 cycles) needs 128 bytes of B and 24 of A, about 13 bytes per cycle, which L2 supplies
- * several times over; what costs is moving C, whose tiles are loaded and stored once per K block.
+ * cycle, about 117 GFLOP/s per core (FmaPeakBenchmark). At that rate a micro-kernel step (12
+ * FMAs, 12 cycles) needs 128 bytes of B and 24 of A. Figures below are JMH medians of
+ * GemmBenchmark (prepacked B, one thread) as a share of FmaPeakBenchmark in the same run.
  * <ul>
+ *   <li><b>Packed A micro-panels</b> ({@link Packing#packA}, {@link MicroKernel#packedBlock}):
+ *       each step reads the six elements of A at constant offsets from one index. On an
+ *       L1-resident panel the micro-kernel went from 108 GFLOP/s (six row pointers) to 115.</li>
+ *   <li><b>NB = 256</b>, with jr inside ir: the A micro-panel ({@code MR * KC * 4 = 12 KiB})
+ *       stays in L1 while it sweeps eight B micro-panels, and that group of B
+ *       ({@code KC * NB * 4 = 512 KiB}) stays in L2 while the whole A block sweeps it. The
+ *       earlier order (ir inside jr) streamed both a 64 KiB B micro-panel and every A micro-panel
+ *       from L2. Together with the packed A micro-panels: 512^3 from 86.6 to 91.2% of the
+ *       ceiling, 2048^3 from 83.0 to 89.8%, the 512 x 1536 projection from 86.1 to 93.7%. NB = 128
+ *       and 512 measured within noise of 256 (2 to 3%).</li>
  *   <li><b>KC = 512</b>: deep K blocks, so C makes few round trips to L3 or memory (one for
- *       K = 512). The B micro-panel {@code KC * NR * 4 = 64 KiB} outgrows L1 and streams from L2
- *       at the 13 bytes per cycle above. Against KC = 256 (which kept the micro-panel at L1
- *       size), KC = 512 made the 512 x 1536 projection 8 to 18% faster, 512^3 about 5% and
- *       2048^3 about 10%; KC = 128 was slower still, 768 and 1024 no better than 512.</li>
- *   <li><b>MC = 264</b>: the packed A block {@code MC * KC * 4 = 528 KiB} takes half of L2 and
- *       is swept once per jr iteration; the other half holds the B micro-panel and C tiles. MC
- *       from 144 to 312 measured the same within noise (about 3%); 264 splits M = 512 into two
- *       nearly equal blocks.</li>
+ *       K = 512). Before the column groups, KC = 256 was 5 to 18% slower on every shape, KC = 128
+ *       slower still, 768 and 1024 no better than 512.</li>
+ *   <li><b>MC = 264</b>: the packed A block {@code MC * KC * 4 = 528 KiB}; each of its
+ *       micro-panels is read once per column group, from L2 or L3. MC from 144 to 312 measured
+ *       the same within noise (about 3%), and so did 528 and 1032 with the column groups; 264
+ *       splits M = 512 into two nearly equal blocks.</li>
  *   <li><b>NC = 2048</b>: the packed B block {@code KC * NC * 4 = 4 MiB} lives in the shared
  *       L3. NC mainly bounds the per-thread B buffer: the attention weights are at most a few
  *       thousand columns wide, and NC = 512 or 768 was not faster on the 512 x 1536 projection.</li>
@@ -211,13 +220,14 @@ public final class Gemm {
                 BlockOfB block = new BlockOfB(bBuf, bOff, pc, kc, jc, nc, accumulate || pc > 0);
                 if (!splitColumns) {
                     Parallel.forEach(threads, rowBlockCount, (r, worker) ->
-                            rowBlocks(a, block, c, cOffset, ldc, mc, r, r + 1, 0, nc, WORKSPACE.get().a(aSize)));
+                            rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
+                                    WORKSPACE.get().a(aSize)));
                 } else {
                     // Too few rows to share (a decode step's single token): split the column panels.
                     int panels = (nc + NR - 1) / NR;
                     int tasks = Math.min(panels, 4 * threads);
-                    Parallel.forEach(threads, tasks, (t, worker) -> rowBlocks(a, block, c, cOffset, ldc, mc, 0,
-                            rowBlockCount, (int) ((long) panels * t / tasks) * NR,
+                    Parallel.forEach(threads, tasks, (t, worker) -> rowBlocks(a, block, c, cOffset, ldc, mc,
+                            blocking.nb(), 0, rowBlockCount, (int) ((long) panels * t / tasks) * NR,
                             Math.min(nc, (int) ((long) panels * (t + 1) / tasks) * NR), WORKSPACE.get().a(aSize)));
                 }
             }
@@ -235,19 +245,20 @@ public final class Gemm {
     /**
      * The ic loop, for row blocks {@code [firstBlock, endBlock)} of C (block {@code r} covers
      * rows {@code [r * mcMax, (r + 1) * mcMax)}) and block columns {@code [jFrom, jTo)}: packs the
-     * matching rows of A into {@code aBuf} and runs the macro-kernel against {@code block}.
+     * matching rows of A into {@code aBuf} and runs the macro-kernel against {@code block} in
+     * column groups of {@code nb}.
      * Distinct row-block or column ranges write disjoint parts of C and need their own
      * {@code aBuf}, so they may run on different threads once the B block is packed; every
      * element is still one micro-kernel call per K block, so the split changes no bit.
      */
-    static void rowBlocks(MatrixView a, BlockOfB block, float[] c, int cOffset, int ldc, int mcMax,
+    static void rowBlocks(MatrixView a, BlockOfB block, float[] c, int cOffset, int ldc, int mcMax, int nb,
                           int firstBlock, int endBlock, int jFrom, int jTo, float[] aBuf) {
         int m = a.rows();
         for (int r = firstBlock; r < endBlock; r++) {
             int ic = r * mcMax;
             int mc = Math.min(mcMax, m - ic);
             Packing.packA(a, ic, mc, block.pc(), block.kc(), aBuf);
-            macroKernel(aBuf, block, mc, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc);
+            macroKernel(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc);
         }
     }
 
@@ -256,16 +267,24 @@ public final class Gemm {
      * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block: each NR-column B
      * micro-panel is loaded into L1 once and swept by every MR-row A micro-panel.
      */
-    private static void macroKernel(float[] aBuf, BlockOfB block, int mc, int jFrom, int jTo, float[] c, int cOff, int ldc) {
+    /**
+     * The ir and jr loops over one packed {@code mc x kc} block of A and columns
+     * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block, in groups of {@code nb}
+     * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which
+     * stay in L2 while every A micro-panel of the block sweeps them.
+     */
+    private static void macroKernel(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
+                                    float[] c, int cOff, int ldc) {
         int kc = block.kc();
         float[] b = block.data();
-        for (int jr = jFrom; jr < jTo; jr += NR) {
-            int nr = Math.min(NR, jTo - jr);
-            int bPanel = block.offset() + jr * kc;
+        for (int jb = jFrom; jb < jTo; jb += nb) {
+            int jbEnd = Math.min(jTo, jb + nb);
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
-                Kernels.MICRO.block(kc, aBuf, ir * kc, kc, b, bPanel,
-                        c, cOff + ir * ldc + jr, ldc, mr, nr, block.accumulate());
+                for (int jr = jb; jr < jbEnd; jr += NR) {
+                    Kernels.MICRO.packedBlock(kc, aBuf, ir * kc, b, block.offset() + jr * kc,
+                            c, cOff + ir * ldc + jr, ldc, mr, Math.min(NR, jbEnd - jr), block.accumulate());
+                }
             }
         }
     }

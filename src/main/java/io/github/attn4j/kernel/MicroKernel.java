@@ -33,6 +33,13 @@ interface MicroKernel {
                float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
 
     /**
+     * {@link #block} with A a packed micro-panel (the layout of {@link Packing#packA}): element
+     * (i, p) is {@code a[aOff + p * mr() + i]}; rows past {@code mr} are not read.
+     */
+    void packedBlock(int kc, float[] a, int aOff, float[] b, int bOff,
+                     float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
+
+    /**
      * {@link #block} over {@code panels} consecutive column panels of the same A rows: panel t
      * reads B at {@code bOff + t * bStride} and writes C columns {@code [t·nr(), t·nr() + nr())},
      * all {@link #nr()} wide but the last, which is {@code lastNr} wide. One call instead of

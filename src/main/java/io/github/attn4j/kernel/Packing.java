@@ -4,19 +4,20 @@ import java.util.Arrays;
 
 /**
  * Packing of GEMM operand blocks into the contiguous, zero-padded panels that
- * {@link MicroKernel#block} streams through.
+ * {@link MicroKernel#packedBlock} streams through.
  *
  * <ul>
- *   <li>A block ({@code mc x kc}) becomes a dense row-major block: element (i, p) is at
- *       {@code i * kc + p}, so MR-row panel {@code q} starts at {@code q * MR * kc} and the
- *       micro-kernel reads it as rows with leading dimension {@code kc}. Rows past {@code mc} in
- *       the last panel are zero.</li>
+ *   <li>A block ({@code mc x kc}) becomes MR-row panels. Panel {@code q} (rows
+ *       {@code q*MR .. q*MR+MR-1}) starts at {@code q * MR * kc} and stores column {@code p} of
+ *       the panel as MR consecutive floats: element (i, p) of the block is at
+ *       {@code (i / MR) * MR * kc + p * MR + i % MR}. Rows past {@code mc} are zero.</li>
  *   <li>B block ({@code kc x nc}) becomes NR-column panels. Panel {@code q} (columns
  *       {@code q*NR .. q*NR+NR-1}) starts at {@code q * NR * kc} and stores row {@code p} of the
  *       panel as NR consecutive floats: element (p, j) of the block is at
  *       {@code (j / NR) * NR * kc + p * NR + j % NR}. Columns past {@code nc} are zero.</li>
  * </ul>
- * The micro-kernel then reads A rows with leading dimension {@code kc} and B with row stride NR.
+ * Each step p of the micro-kernel then reads MR consecutive floats of A and NR of B
+ * ({@link MicroKernel#packedBlock}).
  *
  * <p>The copy loops read the source along its unit-stride direction when it has one, so a
  * transposed operand costs the same to pack as a plain one. Callers validate the ranges.
@@ -29,25 +30,29 @@ final class Packing {
     }
 
     /**
-     * Packs rows {@code [i0, i0 + mc)} and columns {@code [p0, p0 + kc)} of {@code a} row-major
-     * (leading dimension {@code kc}) at the start of {@code dst}, which must hold
-     * {@code roundUp(mc, MR) * kc} floats; the rows that complete the last MR-row panel are zero.
+     * Packs rows {@code [i0, i0 + mc)} and columns {@code [p0, p0 + kc)} of {@code a} into MR-row
+     * panels at the start of {@code dst}, which must hold {@code roundUp(mc, MR) * kc} floats;
+     * the rows that complete the last panel are zero.
      */
     static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst) {
         float[] src = a.data();
         int rs = a.rowStride();
         int cs = a.colStride();
-        int from = a.offset() + i0 * rs + p0 * cs;
-        if (cs == 1) {
-            for (int i = 0; i < mc; i++) {
-                System.arraycopy(src, from + i * rs, dst, i * kc, kc);
+        for (int ir = 0; ir < mc; ir += MR) {
+            int mr = Math.min(MR, mc - ir);
+            int from = a.offset() + (i0 + ir) * rs + p0 * cs;
+            int to = ir * kc;
+            if (cs < rs) {
+                lineByLine(src, from, rs, cs, mr, kc, dst, to, MR, 1);
+            } else {
+                stepByStep(src, from, rs, cs, mr, kc, dst, to, MR, 1);
             }
-        } else if (rs < cs) {
-            stepByStep(src, from, rs, cs, mc, kc, dst, 0, 1, kc);
-        } else {
-            lineByLine(src, from, rs, cs, mc, kc, dst, 0, 1, kc);
+            if (mr < MR) {
+                for (int p = 0; p < kc; p++) {
+                    Arrays.fill(dst, to + p * MR + mr, to + (p + 1) * MR, 0f);
+                }
+            }
         }
-        Arrays.fill(dst, mc * kc, Kernels.roundUp(mc, MR) * kc, 0f);
     }
 
     /**
@@ -83,9 +88,8 @@ final class Packing {
     /*
      * The two copy orders of one block. In both, the block has `lines` lines of `depth` elements;
      * element (l, d) is read from src[from + l * lineStride + d * depthStride] and written to
-     * dst[to + d * dstDepth + l * dstLine]. For A, lines are rows and depth runs along K
-     * (dstDepth 1, dstLine kc); for B, lines are columns and depth runs along K (dstDepth NR,
-     * dstLine 1).
+     * dst[to + d * dstDepth + l * dstLine]. A panel's lines are its rows (dstDepth MR), a B
+     * panel's lines its columns (dstDepth NR); depth runs along K and dstLine is 1 in both.
      */
 
     /** Line by line: reads each line of the source in order (best when depthStride is small). */

@@ -23,11 +23,23 @@ final class ScalarMicroKernel implements MicroKernel {
     @Override
     public void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
                       float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        run(kc, a, aOff, lda, 1, b, bOff, c, cOff, ldc, mr, nr, accumulate);
+    }
+
+    @Override
+    public void packedBlock(int kc, float[] a, int aOff, float[] b, int bOff,
+                            float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        run(kc, a, aOff, 1, MR, b, bOff, c, cOff, ldc, mr, nr, accumulate);
+    }
+
+    /** The block with element (i, p) of A at {@code a[aOff + i * rowStride + p * depthStride]}. */
+    private static void run(int kc, float[] a, int aOff, int rowStride, int depthStride, float[] b, int bOff,
+                            float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
         float[] acc = new float[MR * NR];
         for (int p = 0; p < kc; p++) {
             int bi = bOff + p * NR;
             for (int i = 0; i < mr; i++) {
-                float ai = a[aOff + i * lda + p];
+                float ai = a[aOff + i * rowStride + p * depthStride];
                 for (int j = 0; j < NR; j++) {
                     acc[i * NR + j] = Math.fma(ai, b[bi + j], acc[i * NR + j]);
                 }

@@ -34,10 +34,11 @@ class GemmTest {
                 BOOL.generate(in), BOOL.generate(in), pad.generate(in), BOOL.generate(in), seed.generate(in));
     }
 
-    /** Small block sizes, so that small matrices cross many KC, MC and NC boundaries. */
+    /** Small block sizes, so that small matrices cross many KC, MC, NC and column group boundaries. */
     private static final Gen<Blocking> SMALL_BLOCKING = in -> new Blocking(
             Generate.range(1, 40).generate(in),
             MR * Generate.range(1, 6).generate(in),
+            NR * Generate.range(1, 3).generate(in),
             NR * Generate.range(1, 3).generate(in));
 
     private static float[] run(GemmCase t, boolean packed, Blocking blocking) {
@@ -122,14 +123,14 @@ class GemmTest {
     }
 
     /**
-     * The reduction order of an element depends on KC only: the MC and NC blocking, and packing B
-     * beforehand, give bit-identical results. A parallel split of the row blocks relies on this.
+     * The reduction order of an element depends on KC only: the MC, NC and column group blocking,
+     * and packing B beforehand, give bit-identical results. A parallel split of the row blocks relies on this.
      */
     @Test
     void resultBitsDoNotDependOnRowOrColumnBlockingNorOnPrepacking() {
         qt().withExamples(100).forAll(cases(Generate.range(0, 120)), SMALL_BLOCKING, SMALL_BLOCKING)
                 .checkAssert((t, b1, b2) -> {
-                    Blocking other = new Blocking(b1.kc(), b2.mc(), b2.nc());
+                    Blocking other = new Blocking(b1.kc(), b2.mc(), b2.nc(), b2.nb());
                     float[] expected = run(t, false, b1);
                     assertArrayEquals(expected, run(t, true, other), t + " " + b1 + " vs packed " + other);
                     assertArrayEquals(expected, run(t, false, other), t + " " + b1 + " vs " + other);
@@ -139,7 +140,7 @@ class GemmTest {
     @Test
     void rowBlockRangesComputedSeparatelyGiveTheSameBits() {
         GemmCase t = new GemmCase(50, 70, 30, false, true, 1, false, 7);
-        Blocking blocking = new Blocking(30, 2 * MR, 3 * NR);
+        Blocking blocking = new Blocking(30, 2 * MR, 3 * NR, NR);
         float[] whole = run(t, false, blocking);
 
         MatrixView a = t.a();
@@ -149,9 +150,9 @@ class GemmTest {
         float[] split = t.c();
         Gemm.BlockOfB block = new Gemm.BlockOfB(packedB, 0, 0, 30, 0, 70, false);
         int blocks = (50 + 2 * MR - 1) / (2 * MR);
-        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, 2, blocks, 0, 70, aBuf);
-        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, 0, 2, NR, 70, aBuf);
-        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, 0, 2, 0, NR, aBuf);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 2, blocks, 0, 70, aBuf);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, NR, 70, aBuf);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, 0, NR, aBuf);
         assertArrayEquals(whole, split);
     }
 

@@ -12,9 +12,10 @@ import org.quicktheories.core.Gen;
 import org.quicktheories.generators.Generate;
 
 /**
- * {@link MicroKernel#block} against a double-precision sum: A read as rows with any leading
- * dimension (rows past mr hold NaN, so reading them would show), B as a packed NR panel, every
- * edge shape of the register block, with and without accumulation.
+ * {@link MicroKernel#block} and {@link MicroKernel#packedBlock} against a double-precision sum: A
+ * read as rows with any leading dimension or as a packed MR-row panel (rows past mr hold NaN, so
+ * reading them would show), B as a packed NR panel, every edge shape of the register block, with
+ * and without accumulation.
  */
 class MicroKernelTest {
     private static final int MR = Kernels.MR;
@@ -34,14 +35,20 @@ class MicroKernelTest {
 
     @Test
     void blockMatchesDoublePrecisionSum() {
-        qt().withExamples(500).forAll(CASES).checkAssert(MicroKernelTest::check);
+        qt().withExamples(500).forAll(CASES).checkAssert(t -> check(t, false));
     }
 
-    private static void check(Case t) {
+    @Test
+    void packedBlockMatchesDoublePrecisionSum() {
+        qt().withExamples(500).forAll(CASES).checkAssert(t -> check(t, true));
+    }
+
+    /** Checks one case; a packed A has element (i, p) at {@code aOff + p * MR + i}, whatever lda says. */
+    private static void check(Case t, boolean packedA) {
         SplittableRandom random = new SplittableRandom(t.seed());
         int aOff = 2;
-        int rs = t.lda();
-        int cs = 1;
+        int rs = packedA ? 1 : t.lda();
+        int cs = packedA ? MR : 1;
         // A holds MR rows (rows past mr must not matter) and kc columns.
         float[] a = new float[aOff + (MR - 1) * rs + Math.max(0, t.kc() - 1) * cs + MR + 1];
         Arrays.fill(a, Float.NaN);
@@ -70,7 +77,11 @@ class MicroKernelTest {
         }
         c = initial.clone();
 
-        Kernels.MICRO.block(t.kc(), a, aOff, rs, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
+        if (packedA) {
+            Kernels.MICRO.packedBlock(t.kc(), a, aOff, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
+        } else {
+            Kernels.MICRO.block(t.kc(), a, aOff, rs, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
+        }
 
         double gamma = (t.kc() + 1) * 0x1p-24 / (1 - (t.kc() + 1) * 0x1p-24);
         for (int at = 0; at < c.length; at++) {
@@ -89,7 +100,7 @@ class MicroKernelTest {
             }
             double err = Math.abs(c[at] - sum);
             assertTrue(err <= gamma * abs + 0x1p-53 * abs, "C(" + i + ", " + j + ") = " + c[at] + ", reference "
-                    + sum + " in " + t);
+                    + sum + " in " + t + (packedA ? " (packed A)" : ""));
         }
     }
 }

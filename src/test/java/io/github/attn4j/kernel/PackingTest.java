@@ -43,7 +43,7 @@ class PackingTest {
                     for (int i = 0; i < Kernels.roundUp(mc, MR); i++) {
                         for (int p = 0; p < kc; p++) {
                             float expected = i < mc ? a.get(i0 + i, p0 + p) : 0f;
-                            assertEquals(expected, dst[i * kc + p],
+                            assertEquals(expected, dst[i / MR * MR * kc + p * MR + i % MR],
                                     "A(" + i + ", " + p + ") of " + a);
                         }
                     }
