@@ -208,10 +208,7 @@ public final class AttentionKernel {
         float[] o = ws.acc;
         float[] qs = ws.query;
         float qScale = scale * ExpFloat.LOG2E;
-        for (int r = 0; r < rows; r++) {
-            System.arraycopy(q.data(), q.at(b, tile.token(r), tile.head(r)), qs, r * d, d);
-            Kernels.ROWS.scale(qs, r * d, d, qScale);
-        }
+        packQuery(q, tile, qScale, qs, d);
         java.util.Arrays.fill(o, 0, rows * dvPad, 0f);
         java.util.Arrays.fill(ws.rowMax, Float.NEGATIVE_INFINITY);
         java.util.Arrays.fill(ws.rowSum, 0f);
@@ -223,7 +220,7 @@ public final class AttentionKernel {
             if (tile.allMasked(mask, j0, j0 + nk)) {
                 continue;
             }
-            scoreTile(qs, 0, d, kv, rows, j0, nk, s, 0, BK);
+            packedScoreTile(qs, kv, rows, j0, nk, s);
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
                 int n = Math.max(0, Math.min(nk, mask.keyLimit(tile.token(r), keys) - j0));
@@ -275,6 +272,35 @@ public final class AttentionKernel {
         java.util.Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);
         multiplyValues(kv, weights, base, keys, rows, 0, keys, ws.acc);
         store(out, ws.acc, kv.dvPad, tile);
+    }
+
+    /**
+     * Copies the tile's query rows into {@code qs} in the micro-kernel's packed A layout (MR-row
+     * micro-panels, the MR values of one reduction step side by side: row r, column c at
+     * {@code (r / MR) * MR * d + c * MR + r % MR}), multiplied by {@code qScale}.
+     */
+    private static void packQuery(HeadLayout q, TileRows tile, float qScale, float[] qs, int d) {
+        float[] data = q.data();
+        for (int r = 0; r < tile.rows(); r++) {
+            int src = q.at(tile.b(), tile.token(r), tile.head(r));
+            int dst = r / MR * MR * d + r % MR;
+            for (int c = 0; c < d; c++) {
+                qs[dst + c * MR] = data[src + c] * qScale;
+            }
+        }
+    }
+
+    /** Scores of the packed query tile {@code qs} against keys {@code [j0, j0 + nk)} into {@code s} (row stride BK). */
+    private static void packedScoreTile(float[] qs, KeyValuePanels kv, int rows, int j0, int nk, float[] s) {
+        int d = kv.d;
+        int first = j0 / NR * NR * d;
+        for (int ir = 0; ir < rows; ir += MR) {
+            int mr = Math.min(MR, rows - ir);
+            for (int jr = 0; jr < nk; jr += NR) {
+                Kernels.MICRO.packedBlock(d, qs, ir * d, kv.keyPanels, first + jr * d,
+                        s, ir * BK + jr, BK, mr, Math.min(NR, nk - jr), false);
+            }
+        }
     }
 
     /**
