@@ -191,6 +191,16 @@ public final class AttentionKernel {
             }
             return true;
         }
+
+        /** Whether the mask's keep and bias sources change no score of this tile's heads for keys {@code [j0, j1)}. */
+        boolean keepsAllKeys(ScoreMask mask, int j0, int j1) {
+            for (int r = 0; r < Math.min(rows, fold); r++) {
+                if (!mask.keepsAllKeys(b, head(r), j0, j1)) {
+                    return false;
+                }
+            }
+            return true;
+        }
     }
 
     /**
@@ -213,7 +223,7 @@ public final class AttentionKernel {
         java.util.Arrays.fill(ws.rowMax, Float.NEGATIVE_INFINITY);
         java.util.Arrays.fill(ws.rowSum, 0f);
 
-        boolean masked = mask.hasSources();
+        boolean sources = mask.hasSources();
         int keyEnd = Math.min(to, mask.keyLimit(tile.token(rows - 1), keys));
         for (int j0 = from; j0 < keyEnd; j0 += BK) {
             int nk = Math.min(BK, keyEnd - j0);
@@ -221,6 +231,7 @@ public final class AttentionKernel {
                 continue;
             }
             packedScoreTile(qs, kv, rows, j0, nk, s);
+            boolean masked = sources && !tile.keepsAllKeys(mask, j0, j0 + nk);
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
                 int n = Math.max(0, Math.min(nk, mask.keyLimit(tile.token(r), keys) - j0));

@@ -69,6 +69,29 @@ public final class ScoreMask {
     }
 
     /**
+     * Whether {@link #apply} leaves every score of batch {@code b}, head {@code h} for keys
+     * {@code [j0, j1)} unchanged, for every query: there is no bias, and every keep source is
+     * query-independent (key padding) and keeps all these keys. Lets a tile skip the per-row pass.
+     */
+    boolean keepsAllKeys(int b, int h, int j0, int j1) {
+        if (bias.length > 0) {
+            return false;
+        }
+        for (RowSource src : keep) {
+            if (src.rowStride() != 0) {
+                return false;
+            }
+            int start = src.rowStart(b, h, 0);
+            for (int j = j0; j < j1; j++) {
+                if (src.data()[start + j] == 0f) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
      * Scales and masks {@code n} scores {@code s[off..off+n)} of query {@code i} for keys
      * {@code j0..j0+n)} in place and returns their maximum ({@code -Infinity} when all are masked).
      * The causal limit is not applied here: callers pass {@code n} already cut at
