@@ -230,7 +230,13 @@ public final class AttentionKernel {
             if (tile.allMasked(mask, j0, j0 + nk)) {
                 continue;
             }
-            packedScoreTile(qs, kv, rows, j0, nk, s);
+            // Keys each MR-row block may attend: on a causal diagonal tile the early blocks stop sooner.
+            int[] blockKeys = ws.blockKeys;
+            for (int ir = 0; ir < rows; ir += MR) {
+                int last = Math.min(rows, ir + MR) - 1;
+                blockKeys[ir / MR] = Math.max(0, Math.min(nk, mask.keyLimit(tile.token(last), keys) - j0));
+            }
+            packedScoreTile(qs, kv, rows, j0, blockKeys, s);
             boolean masked = sources && !tile.keepsAllKeys(mask, j0, j0 + nk);
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
@@ -258,7 +264,7 @@ public final class AttentionKernel {
                 Softmax.fill(s, off + n, nk - n, 0f);
                 ws.rowMax[r] = newMax;
             }
-            multiplyValues(kv, s, 0, BK, rows, j0, nk, o);
+            multiplyValues(kv, s, 0, BK, rows, j0, nk, blockKeys, o);
         }
     }
 
@@ -281,7 +287,7 @@ public final class AttentionKernel {
         scoreTile(q.data(), q.at(b, i0, h), q.rowStride(), kv, rows, 0, keys, weights, base, keys);
         Softmax.scaleMaskRows(weights, base, rows, keys, keys, mask, b, h, i0, scale);
         java.util.Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);
-        multiplyValues(kv, weights, base, keys, rows, 0, keys, ws.acc);
+        multiplyValues(kv, weights, base, keys, rows, 0, keys, null, ws.acc);
         store(out, ws.acc, kv.dvPad, tile);
     }
 
@@ -301,12 +307,16 @@ public final class AttentionKernel {
         }
     }
 
-    /** Scores of the packed query tile {@code qs} against keys {@code [j0, j0 + nk)} into {@code s} (row stride BK). */
-    private static void packedScoreTile(float[] qs, KeyValuePanels kv, int rows, int j0, int nk, float[] s) {
+    /**
+     * Scores of the packed query tile {@code qs} against keys {@code [j0, j0 + blockKeys[ir / MR])}
+     * for each MR-row block {@code ir} into {@code s} (row stride BK).
+     */
+    private static void packedScoreTile(float[] qs, KeyValuePanels kv, int rows, int j0, int[] blockKeys, float[] s) {
         int d = kv.d;
         int first = j0 / NR * NR * d;
         for (int ir = 0; ir < rows; ir += MR) {
             int mr = Math.min(MR, rows - ir);
+            int nk = blockKeys[ir / MR];
             for (int jr = 0; jr < nk; jr += NR) {
                 Kernels.MICRO.packedBlock(d, qs, ir * d, kv.keyPanels, first + jr * d,
                         s, ir * BK + jr, BK, mr, Math.min(NR, nk - jr), false);
@@ -333,15 +343,22 @@ public final class AttentionKernel {
      * {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}. A key whose weight is exactly
      * 0 contributes nothing, even when its value row holds NaN or an infinity (where {@code 0 · NaN}
      * would be NaN): such tiles, flagged when packing, take {@link #multiplyValuesSkippingZeros}.
+     * When {@code blockKeys} is not null, MR-row block {@code ir} stops after
+     * {@code blockKeys[ir / MR]} keys, whose weights beyond are all 0.
      */
-    private static void multiplyValues(KeyValuePanels kv, float[] p, int pOff, int ldp, int rows, int j0, int nk, float[] o) {
+    private static void multiplyValues(KeyValuePanels kv, float[] p, int pOff, int ldp, int rows, int j0, int nk,
+                                       int[] blockKeys, float[] o) {
         if (kv.hasNonFiniteValues(j0, j0 + nk)) {
             multiplyValuesSkippingZeros(kv, p, pOff, ldp, rows, j0, nk, o);
             return;
         }
         int dvPad = kv.dvPad;
         for (int ir = 0; ir < rows; ir += MR) {
-            Kernels.MICRO.blocks(nk, p, pOff + ir * ldp, ldp, kv.valuePanels, j0 * NR, NR * kv.capacity, dvPad / NR,
+            int kc = blockKeys == null ? nk : blockKeys[ir / MR];
+            if (kc == 0) {
+                continue;
+            }
+            Kernels.MICRO.blocks(kc, p, pOff + ir * ldp, ldp, kv.valuePanels, j0 * NR, NR * kv.capacity, dvPad / NR,
                     o, ir * dvPad, dvPad, Math.min(MR, rows - ir), NR, true);
         }
     }
@@ -405,6 +422,8 @@ public final class AttentionKernel {
      */
     private static final class TileState {
         final float[] query;
+        /** Keys each MR-row block of the current key tile may attend. */
+        final int[] blockKeys;
         final float[] scores;
         final float[] acc;
         final float[] rowMax = new float[BQ];
@@ -413,6 +432,7 @@ public final class AttentionKernel {
 
         TileState(int d, int dvPad, boolean online) {
             this.query = new float[online ? BQ * d : 0];
+            this.blockKeys = new int[BQ / MR];
             this.scores = new float[online ? BQ * BK : 0];
             this.acc = new float[BQ * dvPad];
         }
