@@ -263,11 +263,6 @@ public final class Gemm {
     }
 
     /**
-     * The jr and ir loops over one packed {@code mc x kc} block of A and columns
-     * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block: each NR-column B
-     * micro-panel is loaded into L1 once and swept by every MR-row A micro-panel.
-     */
-    /**
      * The ir and jr loops over one packed {@code mc x kc} block of A and columns
      * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block, in groups of {@code nb}
      * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which

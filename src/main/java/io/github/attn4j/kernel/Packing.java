@@ -42,15 +42,14 @@ final class Packing {
             int mr = Math.min(MR, mc - ir);
             int from = a.offset() + (i0 + ir) * rs + p0 * cs;
             int to = ir * kc;
+            if (mr < MR) {
+                // Rows past mc are zero: clear the whole micro-panel once, then copy the valid rows.
+                Arrays.fill(dst, to, to + kc * MR, 0f);
+            }
             if (cs < rs) {
                 lineByLine(src, from, rs, cs, mr, kc, dst, to, MR, 1);
             } else {
                 stepByStep(src, from, rs, cs, mr, kc, dst, to, MR, 1);
-            }
-            if (mr < MR) {
-                for (int p = 0; p < kc; p++) {
-                    Arrays.fill(dst, to + p * MR + mr, to + (p + 1) * MR, 0f);
-                }
             }
         }
     }

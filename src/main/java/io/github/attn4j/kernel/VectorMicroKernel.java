@@ -79,19 +79,30 @@ final class VectorMicroKernel implements MicroKernel {
             c50 = av.fma(b0, c50);
             c51 = av.fma(b1, c51);
         }
-        if (mr == MR && nr == NR) {
+        if (nr == NR) {
+            // Full-width rows are stored directly, also when mr < MR (a decode step's few rows).
             store(c00, c, cOff, accumulate);
             store(c01, c, cOff + L, accumulate);
-            store(c10, c, cOff + ldc, accumulate);
-            store(c11, c, cOff + ldc + L, accumulate);
-            store(c20, c, cOff + 2 * ldc, accumulate);
-            store(c21, c, cOff + 2 * ldc + L, accumulate);
-            store(c30, c, cOff + 3 * ldc, accumulate);
-            store(c31, c, cOff + 3 * ldc + L, accumulate);
-            store(c40, c, cOff + 4 * ldc, accumulate);
-            store(c41, c, cOff + 4 * ldc + L, accumulate);
-            store(c50, c, cOff + 5 * ldc, accumulate);
-            store(c51, c, cOff + 5 * ldc + L, accumulate);
+            if (mr > 1) {
+                store(c10, c, cOff + ldc, accumulate);
+                store(c11, c, cOff + ldc + L, accumulate);
+            }
+            if (mr > 2) {
+                store(c20, c, cOff + 2 * ldc, accumulate);
+                store(c21, c, cOff + 2 * ldc + L, accumulate);
+            }
+            if (mr > 3) {
+                store(c30, c, cOff + 3 * ldc, accumulate);
+                store(c31, c, cOff + 3 * ldc + L, accumulate);
+            }
+            if (mr > 4) {
+                store(c40, c, cOff + 4 * ldc, accumulate);
+                store(c41, c, cOff + 4 * ldc + L, accumulate);
+            }
+            if (mr > 5) {
+                store(c50, c, cOff + 5 * ldc, accumulate);
+                store(c51, c, cOff + 5 * ldc + L, accumulate);
+            }
         } else {
             float[] spill = new float[MR * NR];
             c00.intoArray(spill, 0);
