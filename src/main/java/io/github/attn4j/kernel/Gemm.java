@@ -46,6 +46,9 @@ import java.util.Objects;
  *   <li><b>NC = 2048</b>: the packed B block {@code KC * NC * 4 = 4 MiB} lives in the shared
  *       L3. NC mainly bounds the per-thread B buffer: the attention weights are at most a few
  *       thousand columns wide, and NC = 512 or 768 was not faster on the 512 x 1536 projection.</li>
+ *   <li><b>No touch-ahead of C</b>: loading one element per row of the next micro-tile of C
+ *       before each micro-kernel call, as a software prefetch, made 2048^3 slower (181.7 and
+ *       177.1 ms against 207.3 and 200.9, alternating runs).</li>
  * </ul>
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block

@@ -13,6 +13,16 @@ import jdk.incubator.vector.VectorSpecies;
  * check out of the loop (a variable stride there halved the throughput). In {@link #blocks}, rows
  * past {@code mr} re-read the last valid row; columns past {@code nr} only reach lanes that are
  * never stored.
+ *
+ * <p>Why six rows, when AVX-512 has 32 registers: taller blocks of the same two vectors were
+ * measured and lost on the target machine (Zen 4). With 12 rows (24 accumulators; C2 kept them
+ * all in registers: 24 FMAs, 12 broadcasts and 2 loads per step, no spills) the GEMM was 11 to
+ * 38% slower (2048³ 192.9 → 231.2 ms, the L = 128 projection 1.99 → 2.74 ms) and the attention
+ * 4 to 27% slower, in two pairs of runs; with 8 rows (one pair) the GEMM was 12 to 36% slower
+ * and the attention mixed (-5 to +12%). JMH medians of GemmBenchmark and
+ * ScaledDotProductAttentionBenchmark, the two jars alternated. A possible cause, not measured:
+ * the larger A micro-panel ({@code MR * KC * 4} bytes, 12 KiB at six rows, 24 KiB at twelve)
+ * shares the 32 KiB L1 with the streamed B panel.
  */
 final class VectorMicroKernel implements MicroKernel {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
