@@ -35,6 +35,16 @@ public final class OnnxAttentionSession implements AutoCloseable {
      */
     public OnnxAttentionSession(byte[] model, OnnxModel.Mask mask, int threads, float[] x, int batch, int length,
                                 int embedDim, boolean[][] paddedKeys) throws OrtException {
+        this(model, mask, threads, x, batch, length, embedDim, paddedKeys, null);
+    }
+
+    /**
+     * As the other constructor, with ONNX Runtime's profiler on when {@code profilePrefix} is not
+     * null: every run's node timings go to a JSON file whose name starts with that prefix, written
+     * by {@link #endProfiling}.
+     */
+    public OnnxAttentionSession(byte[] model, OnnxModel.Mask mask, int threads, float[] x, int batch, int length,
+                                int embedDim, boolean[][] paddedKeys, String profilePrefix) throws OrtException {
         if ((mask == OnnxModel.Mask.PADDING) != (paddedKeys != null)) {
             throw new IllegalArgumentException("paddedKeys: expected flags exactly for mask PADDING, got "
                     + (paddedKeys == null ? "null" : "flags") + " for mask " + mask);
@@ -49,6 +59,9 @@ public final class OnnxAttentionSession implements AutoCloseable {
             options.setInterOpNumThreads(1);
             options.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.SEQUENTIAL);
             options.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
+            if (profilePrefix != null) {
+                options.enableProfiling(profilePrefix);
+            }
             session = env.createSession(model, options);
         }
         long[] shape = {batch, length, embedDim};
@@ -80,6 +93,11 @@ public final class OnnxAttentionSession implements AutoCloseable {
         try (OrtSession.Result ignored = session.run(inputs, outputs)) {
             return output;
         }
+    }
+
+    /** Stops the profiler and returns the path of its JSON file (profiling sessions only). */
+    public String endProfiling() throws OrtException {
+        return session.endProfiling();
     }
 
     /** A copy of the output of the last {@link #run}. */
