@@ -45,7 +45,9 @@ import java.util.Objects;
  *       splits M = 512 into two nearly equal blocks.</li>
  *   <li><b>NC = 2048</b>: the packed B block {@code KC * NC * 4 = 4 MiB} lives in the shared
  *       L3. NC mainly bounds the per-thread B buffer: the attention weights are at most a few
- *       thousand columns wide, and NC = 512 or 768 was not faster on the 512 x 1536 projection.</li>
+ *       thousand columns wide, and NC = 512 or 768 was not faster on the 512 x 1536 projection.
+ *       At 2048^3 NC = 512 was slower (171.2 and 171.1 ms against 193.3 and 207.7, alternating
+ *       runs): every A block is packed once per column block, four times as often.</li>
  *   <li><b>No touch-ahead of C</b>: loading one element per row of the next micro-tile of C
  *       before each micro-kernel call, as a software prefetch, made 2048^3 slower (181.7 and
  *       177.1 ms against 207.3 and 200.9, alternating runs).</li>
