@@ -53,24 +53,18 @@ public final class Grid {
 
     /** Runs the grid with {@code key=value} overrides, prints the tables, writes the JSON and the chart. */
     public static void main(String[] args) throws RunnerException, IOException {
-        Map<String, String> opt = new LinkedHashMap<>();
-        opt.put("heads", "1,8,16");
-        opt.put("lengths", "128,512,2048,8192");
-        opt.put("masks", "none,causal,padding");
-        opt.put("threads", "1,2");
-        opt.put("textbook", "true");
-        opt.put("warmup", "3");
-        opt.put("iterations", "3");
-        opt.put("time", "1");
-        opt.put("out", "jmh/results/grid.json");
-        opt.put("chart", "jmh/results/grid.svg");
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (eq < 0 || !opt.containsKey(arg.substring(0, eq))) {
-                throw new IllegalArgumentException("argument: expected key=value with key in " + opt.keySet() + ", got " + arg);
-            }
-            opt.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
+        Map<String, String> defaults = new LinkedHashMap<>();
+        defaults.put("heads", "1,8,16");
+        defaults.put("lengths", "128,512,2048,8192");
+        defaults.put("masks", "none,causal,padding");
+        defaults.put("threads", "1,2");
+        defaults.put("textbook", "true");
+        defaults.put("warmup", "3");
+        defaults.put("iterations", "3");
+        defaults.put("time", "1");
+        defaults.put("out", "jmh/results/grid.json");
+        defaults.put("chart", "jmh/results/grid.svg");
+        Map<String, String> opt = KeyValueArgs.parse(args, defaults);
         String[] heads = list(opt, "heads");
         String[] lengths = list(opt, "lengths");
         String[] masks = list(opt, "masks");

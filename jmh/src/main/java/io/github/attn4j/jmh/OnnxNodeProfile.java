@@ -52,19 +52,13 @@ public final class OnnxNodeProfile {
     }
 
     public static void main(String[] args) throws OrtException, IOException {
-        Map<String, String> opt = new LinkedHashMap<>();
-        opt.put("heads", "8");
-        opt.put("lengths", "128,512,2048");
-        opt.put("mask", "none");
-        opt.put("threads", "1");
-        opt.put("runs", "100");
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (eq < 0 || !opt.containsKey(arg.substring(0, eq))) {
-                throw new IllegalArgumentException("argument: expected key=value with key in " + opt.keySet() + ", got " + arg);
-            }
-            opt.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
+        Map<String, String> defaults = new LinkedHashMap<>();
+        defaults.put("heads", "8");
+        defaults.put("lengths", "128,512,2048");
+        defaults.put("mask", "none");
+        defaults.put("threads", "1");
+        defaults.put("runs", "100");
+        Map<String, String> opt = KeyValueArgs.parse(args, defaults);
         int heads = Integer.parseInt(opt.get("heads"));
         int threads = Integer.parseInt(opt.get("threads"));
         int runs = Integer.parseInt(opt.get("runs"));
