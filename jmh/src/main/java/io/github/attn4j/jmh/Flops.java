@@ -11,7 +11,15 @@ public final class Flops {
      * the count, so skipped tiles show up as a higher effective rate.
      */
     public static double attention(long batch, long seqLen, long embedDim) {
-        return 8.0 * batch * seqLen * embedDim * embedDim + 4.0 * batch * seqLen * seqLen * embedDim;
+        return 8.0 * batch * seqLen * embedDim * embedDim + scoresAndValues(batch, seqLen, embedDim);
+    }
+
+    /**
+     * The attention between the projections, over all heads of total width {@code embedDim}:
+     * scores {@code Q·Kᵀ} and weighted values {@code P·V}, {@code 4·B·L²·E}, whatever the mask.
+     */
+    public static double scoresAndValues(long batch, long seqLen, long embedDim) {
+        return 4.0 * batch * seqLen * seqLen * embedDim;
     }
 
     /** {@code C (m x n) = A (m x k) · B (k x n)}: {@code 2·m·n·k}. */

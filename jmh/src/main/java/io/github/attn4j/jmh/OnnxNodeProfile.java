@@ -142,7 +142,7 @@ public final class OnnxNodeProfile {
             double micros = median(e.getValue().micros(), skip);
             double flops = switch (e.getValue().op()) {
                 case "MatMul" -> Flops.gemm(length, EMBED_DIM, EMBED_DIM);
-                case "MultiHeadAttention", "GroupQueryAttention" -> 4.0 * length * length * EMBED_DIM;
+                case "MultiHeadAttention", "GroupQueryAttention" -> Flops.scoresAndValues(1, length, EMBED_DIM);
                 default -> Double.NaN;
             };
             out.append(String.format(Locale.ROOT, "  %-16s %-20s %10.3f %6.1f%% %8s%n", e.getKey(), e.getValue().op(),
