@@ -38,7 +38,7 @@ public final class AttentionMask {
     }
 
     /** One rule of a mask. The kernels and the scalar reference each interpret these. */
-    public sealed interface Part permits Causal, KeyPadding, Keep, Additive {
+    public sealed interface Part permits Causal, KeyPadding, Keep, Additive, SlidingWindow, Alibi {
     }
 
     /** Query {@code i} attends key {@code j} iff {@code j <= i + shift}, where shift is {@code Lk - Lq} when end-aligned, else 0. */
@@ -75,6 +75,42 @@ public final class AttentionMask {
 
     /** Broadcast bias added to the scaled scores; {@code -Infinity} masks. */
     public record Additive(Tensor bias) implements Part {
+    }
+
+    /**
+     * Query {@code i} attends key {@code j} iff {@code |i' - j| < window}, where
+     * {@code i' = i + (Lk - Lq)} is the query's position aligned to the end of the keys (with a
+     * cache: the position its token was appended at). Joined with {@link #causal()} it keeps the
+     * {@code window} most recent keys up to the query itself (Mistral, Gemma 2, gpt-oss).
+     */
+    public record SlidingWindow(int window) implements Part {
+    }
+
+    /**
+     * ALiBi: adds {@code -slope(h) * |i' - j|} to head {@code h}'s scaled scores, with {@code i'}
+     * as for {@link SlidingWindow}. Computed per score, never materialized.
+     */
+    public static final class Alibi implements Part {
+        private final float[] slopes;
+
+        private Alibi(float[] slopes) {
+            this.slopes = slopes;
+        }
+
+        /** Number of heads (one slope each). */
+        public int heads() {
+            return slopes.length;
+        }
+
+        /** Slope of head {@code h}. */
+        public float slope(int h) {
+            return slopes[h];
+        }
+
+        @Override
+        public String toString() {
+            return "Alibi" + Arrays.toString(slopes);
+        }
     }
 
     /** No masking. */
@@ -153,6 +189,53 @@ public final class AttentionMask {
         return new AttentionMask(List.of(new Additive(bias)));
     }
 
+    /**
+     * Sliding window of {@code window} keys: key {@code j} is masked for query {@code i} when
+     * {@code |i' - j| >= window}, {@code i' = i + (Lk - Lq)}. Usually joined with
+     * {@link #causal()}: {@code causal().and(slidingWindow(4096))}. Whole key tiles outside
+     * every row's window are skipped, so the cost grows with {@code L · window}, not {@code L²}.
+     *
+     * @throws IllegalArgumentException if {@code window < 1}
+     */
+    public static AttentionMask slidingWindow(int window) {
+        Checks.check(window >= 1, "window", "at least 1", window);
+        return new AttentionMask(List.of(new SlidingWindow(window)));
+    }
+
+    /**
+     * ALiBi biases (BLOOM, MPT): head {@code h}'s score for query {@code i} and key {@code j} gets
+     * {@code -slopes[h] * |i' - j|}, {@code i' = i + (Lk - Lq)}; computed on the fly, never
+     * materialized. The slopes are copied; there must be one per query head.
+     *
+     * @throws IllegalArgumentException if a slope is not finite or {@code slopes} is empty
+     */
+    public static AttentionMask alibi(float[] slopes) {
+        Checks.notNull(slopes, "slopes");
+        Checks.check(slopes.length > 0, "slopes", "one slope per query head (at least one)", "length 0");
+        for (int h = 0; h < slopes.length; h++) {
+            Checks.check(Float.isFinite(slopes[h]), "slopes[" + h + "]", "a finite value", slopes[h]);
+        }
+        return new AttentionMask(List.of(new Alibi(slopes.clone())));
+    }
+
+    /**
+     * The slopes of the ALiBi paper (Press et al.) for {@code heads} heads:
+     * {@code 2^(-8(h+1)/n)} for the largest power of two {@code n <= heads}, then the odd
+     * multiples of {@code 2^(-4/n)} for the rest, as BLOOM computes them.
+     */
+    public static float[] alibiSlopes(int heads) {
+        Checks.positive(heads, "heads");
+        int n = Integer.highestOneBit(heads);
+        float[] slopes = new float[heads];
+        for (int h = 0; h < n; h++) {
+            slopes[h] = (float) Math.pow(2, -8.0 * (h + 1) / n);
+        }
+        for (int h = n; h < heads; h++) {
+            slopes[h] = (float) Math.pow(2, -4.0 * (2 * (h - n) + 1) / n);
+        }
+        return slopes;
+    }
+
     /** A mask in which both this and {@code other} apply. */
     public AttentionMask and(AttentionMask other) {
         Checks.notNull(other, "other");
@@ -182,6 +265,10 @@ public final class AttentionMask {
             switch (part) {
                 case Causal c -> {
                 }
+                case SlidingWindow w -> {
+                }
+                case Alibi a -> Checks.check(a.heads() == heads, "mask.alibi",
+                        heads + " slopes (one per query head) for scores " + target, a.heads() + " slopes");
                 case KeyPadding p -> {
                     Checks.check(p.batch() == batch, "mask.keyPadding", batch + " rows (B) for scores " + target,
                             p.batch() + " rows");
@@ -220,6 +307,8 @@ public final class AttentionMask {
                 }
                 case Keep k -> keepRows.add(rowSource(k.keep()));
                 case Additive a -> biasRows.add(rowSource(a.bias()));
+                case SlidingWindow w -> throw new UnsupportedOperationException("not yet");
+                case Alibi a -> throw new UnsupportedOperationException("not yet");
             }
         }
         return new ScoreMask(causal, causal ? shift : 0, keepRows, biasRows);

@@ -35,6 +35,36 @@ public final class KvCache {
         }
     }
 
+    /** A standalone cache (for {@link ScaledDotProductAttention#attend(Tensor, KvCache, AttentionMask)} users). */
+    public static KvCache create(int batch, int kvHeads, int headDim, int capacity) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Number of tokens row {@code row} holds. */
+    public int length(int row) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Appends {@code k, v (B, KVH, T, d)}: T tokens to every row. */
+    public void append(Tensor k, Tensor v) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Row {@code b} appends the first {@code tokens[b]} of its T tokens (0: the row sits out). */
+    public void append(Tensor k, Tensor v, int[] tokens) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Forgets row {@code row}'s tokens from {@code newLength} on. */
+    public void truncate(int row, int newLength) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Empties row {@code row}: its slot starts a new sequence. */
+    public void reset(int row) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
     /** Number of cached tokens per batch row. */
     public int length() {
         return length;

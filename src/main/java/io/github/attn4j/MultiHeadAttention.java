@@ -164,6 +164,16 @@ public final class MultiHeadAttention {
         return Tensor.of(out.apply(attended, outSize, threads), batch, tokens, embedDim);
     }
 
+    /** Like {@link #forwardCached(Tensor, KvCache)}; {@code mask} joins the causal one (window, ALiBi). */
+    public Tensor forwardCached(Tensor xNew, KvCache cache, AttentionMask mask) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Ragged: row b takes its first {@code tokens[b]} of T. */
+    public Tensor forwardCached(Tensor xNew, KvCache cache, AttentionMask mask, int[] tokens) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
     private AttentionOutput run(Tensor query, Tensor key, Tensor value, AttentionMask mask, boolean withWeights) {
         Checks.rank(query, 3, "query", "(B, Lq, E)");
         Checks.rank(key, 3, "key", "(B, Lk, keyDim)");
@@ -263,6 +273,26 @@ public final class MultiHeadAttention {
         public Builder kvHeads(int numKvHeads) {
             this.kvHeads = Checks.positive(numKvHeads, "kvHeads");
             return this;
+        }
+
+        /** RoPE applied to q and k after projection (and QK-norm). */
+        public Builder rotary(RotaryEmbedding rope) {
+            throw new UnsupportedOperationException("not yet");
+        }
+
+        /** RMSNorm over each head's hd values, weights (hd), before RoPE. */
+        public Builder qkNorm(float[] qWeight, float[] kWeight, float eps) {
+            throw new UnsupportedOperationException("not yet");
+        }
+
+        /** Soft-cap of the scaled scores. */
+        public Builder softcap(float cap) {
+            throw new UnsupportedOperationException("not yet");
+        }
+
+        /** One sink logit per query head. */
+        public Builder sinks(float[] logits) {
+            throw new UnsupportedOperationException("not yet");
         }
 
         /** Whether the projections have biases; default true. */

@@ -15,7 +15,76 @@ import io.github.attn4j.kernel.HeadLayout;
  * {@code L x L} score matrix is never materialized.
  */
 public final class ScaledDotProductAttention {
-    private ScaledDotProductAttention() {
+    private final float scale;
+    private final float softcap;
+    private final float[] sinks;
+    private final int threads;
+
+    private ScaledDotProductAttention(Builder b) {
+        this.scale = b.scale;
+        this.softcap = b.softcap;
+        this.sinks = b.sinks;
+        this.threads = b.threads;
+    }
+
+    /** Starts a configured attention: scale, soft-cap, sinks and threads. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Options of a {@link ScaledDotProductAttention}; every one is optional. */
+    public static final class Builder {
+        private float scale = Float.NaN;
+        private float softcap;
+        private float[] sinks;
+        private int threads = Runtime.getRuntime().availableProcessors();
+
+        private Builder() {
+        }
+
+        /** Factor on {@code q·k}; default {@code 1/sqrt(d)}. Must be finite. */
+        public Builder scale(float scale) {
+            Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
+            this.scale = scale;
+            return this;
+        }
+
+        /** Soft-cap {@code s -> cap * tanh(s / cap)}, after scaling, before biases and masks. Must be finite and positive. */
+        public Builder softcap(float cap) {
+            Checks.check(Float.isFinite(cap) && cap > 0, "softcap", "a finite positive value", cap);
+            this.softcap = cap;
+            return this;
+        }
+
+        /** One logit per query head: {@code exp(logit)} joins the softmax denominator, with no value. Copied. */
+        public Builder sinks(float[] logits) {
+            Checks.notNull(logits, "sinks");
+            for (int h = 0; h < logits.length; h++) {
+                Checks.check(Float.isFinite(logits[h]), "sinks[" + h + "]", "a finite value", logits[h]);
+            }
+            this.sinks = logits.clone();
+            return this;
+        }
+
+        /** Threads one call may use; default: available processors. Results are bit-identical for every count. */
+        public Builder threads(int threads) {
+            this.threads = Checks.positive(threads, "threads");
+            return this;
+        }
+
+        public ScaledDotProductAttention build() {
+            return new ScaledDotProductAttention(this);
+        }
+    }
+
+    /** Attention of {@code q (B,H,Lq,d)} over {@code k (B,KVH,Lk,d)}, {@code v (B,KVH,Lk,dv)}; returns {@code (B,H,Lq,dv)}. */
+    public Tensor attend(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Attention of {@code q (B,H,T,d)}, the T newest cached tokens of every row, over the cache, causal per row. */
+    public Tensor attend(Tensor q, KvCache cache, AttentionMask mask) {
+        throw new UnsupportedOperationException("not yet");
     }
 
     /** Attention with the default scale {@code 1 / sqrt(d)}. */

@@ -50,7 +50,7 @@ public record HeadLayout(float[] data, int offset, int batch, int length, int he
     }
 
     /** Offset of element 0 of token {@code t}, head {@code h}, batch {@code b}. */
-    int at(int b, int t, int h) {
+    public int at(int b, int t, int h) {
         return offset + b * batchStride + t * rowStride + h * headStride;
     }
 

@@ -40,6 +40,8 @@ final class MaskOracle {
                 case AttentionMask.KeyPadding padding -> forbidden |= padding.isPadding(b, j);
                 case AttentionMask.Keep keep -> forbidden |= data[p][index(keep.keep(), b, h, i, j)] == 0f;
                 case AttentionMask.Additive add -> biasSum += data[p][index(add.bias(), b, h, i, j)];
+                case AttentionMask.SlidingWindow w -> throw new UnsupportedOperationException("not yet");
+                case AttentionMask.Alibi a -> throw new UnsupportedOperationException("not yet");
             }
         }
         return forbidden ? Double.NEGATIVE_INFINITY : score + biasSum;
