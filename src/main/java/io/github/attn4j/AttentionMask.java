@@ -314,6 +314,18 @@ public final class AttentionMask {
         return new ScoreMask(causal, causal ? shift : 0, keepRows, biasRows);
     }
 
+    /**
+     * SKELETON: this mask in the kernels' form for ragged rows: batch row {@code b} has
+     * {@code rowKeys[b]} keys and {@code rowQueries[b]} valid queries (queries at and past it are
+     * left out: no key, zero output), its query {@code t} at position
+     * {@code rowKeys[b] - rowQueries[b] + t} (end alignment per row). Tensor parts are read with
+     * {@code keys} (the longest row) as Lk and {@code queries} as Lq; call {@link #checkApplicable}
+     * with those first.
+     */
+    ScoreMask toScoreMask(int batch, int heads, int queries, int keys, int[] rowKeys, int[] rowQueries) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
     private static ScoreMask.RowSource rowSource(Tensor t) {
         int[] s = t.shape();
         if (s.length == 2) {

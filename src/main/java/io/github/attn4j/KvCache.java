@@ -123,6 +123,29 @@ public final class KvCache {
                 + " in arrays of at most " + Checks.MAX_ELEMENTS + " floats)", tokens);
     }
 
+    /**
+     * SKELETON: appends, for each batch row b, the first {@code tokens[b]} tokens of the layouts
+     * (all rows when {@code tokens} is null), already validated.
+     */
+    void append(HeadLayout k, HeadLayout v, int[] tokens) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Checks that row b can take {@code tokens[b]} more tokens (every row {@code t} when tokens is null). */
+    void checkRoom(int t, int[] tokens) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /** Number of kv heads. */
+    public int kvHeads() {
+        return heads;
+    }
+
+    /** Width of each key and value. */
+    public int headDim() {
+        return headDim;
+    }
+
     /** The packed keys and values, one per (batch, kv head) at {@code b * KVH + g}. */
     KeyValuePanels[] panels() {
         return panels;

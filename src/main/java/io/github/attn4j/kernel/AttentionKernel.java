@@ -54,6 +54,34 @@ public final class AttentionKernel {
     }
 
     /**
+     * What happens to a score between {@code q·k} and the mask: {@code s = scale · q·k}, then
+     * {@code cap · tanh(s / cap)} when {@code softcap > 0}; {@code sinks} (null, or one logit per
+     * query head) join each row's softmax denominator as {@code exp(sink)}.
+     */
+    public record Scores(float scale, float softcap, float[] sinks) {
+        /** Plain scaled scores: no soft-cap, no sinks. */
+        public static Scores scaled(float scale) {
+            return new Scores(scale, 0f, null);
+        }
+    }
+
+    /** SKELETON: {@link #forward(HeadLayout, HeadLayout, HeadLayout, HeadLayout, ScoreMask, float, float[], int)} with score options. */
+    public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
+                               ScoreMask mask, Scores scores, float[] weights, int threads) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /**
+     * SKELETON: attention of {@code q} over per-(batch row, kv head) key/value panels
+     * ({@code panels[b * KVH + g]}) that may hold different numbers of keys per batch row
+     * (ragged caches); the mask carries each row's query positions.
+     */
+    public static void forward(HeadLayout q, KeyValuePanels[] panels, int kvHeads, HeadLayout out,
+                               ScoreMask mask, Scores scores, int threads) {
+        throw new UnsupportedOperationException("not yet");
+    }
+
+    /**
      * {@code out[b, i, h] = softmax(scale * q[b, i, h] · k[b, :, g]ᵀ + mask) · v[b, :, g]} with
      * {@code g = h / (H / KVH)}; when {@code weights} is not null it receives the
      * {@code (B, H, Lq, Lk)} softmax weights, row-major.
