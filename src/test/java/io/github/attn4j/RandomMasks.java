@@ -4,12 +4,16 @@ import java.util.SplittableRandom;
 
 /** Random masks of every kind, and of every broadcast shape, for property tests. */
 final class RandomMasks {
-    static final int KINDS = 9;
+    static final int KINDS = 11;
 
     private RandomMasks() {
     }
 
-    /** A mask of kind {@code kind % KINDS} for scores (batch, heads, lq, lk); kind 8 joins two or three random masks. */
+    /**
+     * A mask of kind {@code kind % KINDS} for scores (batch, heads, lq, lk): none, the two causal
+     * alignments, key padding, keep and additive tensors of rank 2 and 4, a sliding window (half the
+     * time with causal), ALiBi with the paper's slopes; kind 10 joins two or three random masks.
+     */
     static AttentionMask of(int kind, SplittableRandom random, int batch, int heads, int lq, int lk) {
         return switch (kind % KINDS) {
             case 0 -> AttentionMask.none();
@@ -20,6 +24,11 @@ final class RandomMasks {
             case 5 -> AttentionMask.keep(rank4(random, batch, heads, lq, lk, true));
             case 6 -> AttentionMask.additive(rank2(random, lq, lk, false));
             case 7 -> AttentionMask.additive(rank4(random, batch, heads, lq, lk, false));
+            case 8 -> {
+                AttentionMask window = AttentionMask.slidingWindow(1 + random.nextInt(Math.max(lq, lk) + 1));
+                yield random.nextBoolean() ? AttentionMask.causal().and(window) : window;
+            }
+            case 9 -> AttentionMask.alibi(AttentionMask.alibiSlopes(heads));
             default -> {
                 AttentionMask m = of(random.nextInt(KINDS - 1), random, batch, heads, lq, lk);
                 int more = 1 + random.nextInt(2);
