@@ -65,13 +65,11 @@ public final class AttentionKernel {
         checkShapes(q, k, v, out, weights);
         require(threads >= 1, "threads", "at least 1", threads);
         int groups = k.heads();
-        KeyValuePanels[] panels = new KeyValuePanels[q.batch() * groups];
-        Parallel.forEach(threads, panels.length, (i, worker) -> {
-            panels[i] = new KeyValuePanels(k.width(), v.width(), k.length());
-            panels[i].packFrom(k, v, i / groups, i % groups);
-        });
-        if (panels.length > 0) {
-            run(q, panels, groups, out, mask, scores, weights, threads);
+        KeyValuePanels[] panels = AttentionWorkspace.current().panels(q.batch() * groups, k.width(), v.width(), k.length());
+        Parallel.forEach(threads, q.batch() * groups, (i, worker) -> panels[i].packFrom(k, v, i / groups, i % groups));
+        if (q.batch() * groups > 0) {
+            run(q, java.util.Arrays.copyOf(panels, q.batch() * groups, KeyValueSource[].class), groups, out, mask, scores,
+                    weights, threads);
         }
     }
 
@@ -131,12 +129,12 @@ public final class AttentionKernel {
         }
         int tasks = firstTask[sources.length];
         int dvPad = sources[0].dvPad;
-        Partials partials = anySplit ? new Partials(tasks, Math.min(BQ, unitRows), dvPad) : null;
+        AttentionWorkspace workspace = AttentionWorkspace.current();
+        Partials partials = anySplit ? workspace.partials(tasks, Math.min(BQ, unitRows), dvPad) : null;
         float[] sinks = base2(scores.sinks());
-        TileState[] states = new TileState[Parallel.workers(threads, tasks)];
+        TileState[] states = workspace.states(Parallel.workers(threads, tasks), sources[0].d, dvPad, weights == null);
         Parallel.forEach(threads, tasks, (task, worker) -> {
-            TileState ts = states[worker] == null
-                    ? (states[worker] = new TileState(sources[0].d, dvPad, weights == null)) : states[worker];
+            TileState ts = states[worker];
             int p = sourceOf(firstTask, task);
             int rest = task - firstTask[p];
             int n = splits[p];

@@ -20,6 +20,11 @@ final class Partials {
         this.sum = new float[tasks * rowsMax];
     }
 
+    /** Whether this holds room for {@code tasks} tasks of {@code rows} rows of exactly {@code dvPad} values. */
+    boolean fits(int tasks, int rows, int dvPad) {
+        return this.dvPad == dvPad && this.rowsMax == rows && max.length >= tasks * rows;
+    }
+
     void save(int task, TileState ws, int rows) {
         System.arraycopy(ws.acc, 0, acc, task * rowsMax * dvPad, rows * dvPad);
         System.arraycopy(ws.rowMax, 0, max, task * rowsMax, rows);

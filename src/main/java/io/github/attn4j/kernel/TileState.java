@@ -26,10 +26,20 @@ final class TileState {
     final KeyValueSource.Tile keys = new KeyValueSource.Tile();
     final KeyValueSource.Tile values = new KeyValueSource.Tile();
 
+    private final int d;
+    private final int dvPad;
+
     TileState(int d, int dvPad, boolean online) {
+        this.d = d;
+        this.dvPad = dvPad;
         this.query = new float[online ? BQ * d : 0];
         this.scores = new float[online ? BQ * BK : 0];
         this.acc = new float[BQ * dvPad];
+    }
+
+    /** Whether this state serves tiles of key width {@code d} and padded value width {@code dvPad}. */
+    boolean fits(int d, int dvPad, boolean online) {
+        return this.d == d && this.dvPad == dvPad && (!online || scores.length > 0);
     }
 
     /** Row r's softmax sum: its partial sums added in index order. */
