@@ -149,7 +149,7 @@ public final class MultiHeadAttention {
     public KvCache newKvCache(int batch, int capacity) {
         Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
         Checks.check(capacity >= 0, "capacity", "a non-negative capacity", capacity);
-        return new KvCache(this, batch, capacity, kvHeads, headDim);
+        return new KvCache(this, batch, kvHeads, headDim, capacity);
     }
 
     /**
@@ -223,23 +223,17 @@ public final class MultiHeadAttention {
         Checks.check(selfProjections != null, "keyDim/valueDim",
                 "equal to embedDim = " + embedDim + " for cached self-attention", keyDim + "/" + valueDim);
         int batch = xNew.dim(0), t = xNew.dim(1);
-        int[] rowQueries = new int[batch];
-        Arrays.fill(rowQueries, t);
-        if (tokens != null) {
-            Checks.check(tokens.length == batch, "tokens", "length B = " + batch, tokens.length);
-            rowQueries = tokens.clone();
-            for (int b = 0; b < batch; b++) {
-                Checks.check(rowQueries[b] >= 0 && rowQueries[b] <= t, "tokens[" + b + "]",
-                        "a token count in [0, T = " + t + "]", rowQueries[b]);
-            }
-        }
-        int[] appended = tokens == null ? null : rowQueries;
+        int[] appended = tokens == null ? null : tokens.clone();
+        cache.checkTokens(appended, t);
         cache.checkRoom(t, appended);
-        int[] start = new int[batch];
+        int[] rowQueries = appended != null ? appended : new int[batch];
+        if (appended == null) {
+            Arrays.fill(rowQueries, t);
+        }
+        int[] start = cache.lengths();
         int[] rowKeys = new int[batch];
         int maxKeys = 0;
         for (int b = 0; b < batch; b++) {
-            start[b] = cache.length(b);
             rowKeys[b] = start[b] + rowQueries[b];
             maxKeys = Math.max(maxKeys, rowKeys[b]);
         }
@@ -252,7 +246,7 @@ public final class MultiHeadAttention {
             // (GQA), so one pass over each group's cached keys and values serves all of them.
             cache.append(kh, vh, appended);
             AttentionKernel.forward(qh, cache.panels(), kvHeads, attended,
-                    joined.toScoreMask(batch, numHeads, t, keys, rowKeys, queries), scores, threads);
+                    joined.toScoreMask(batch, t, keys, rowKeys, queries), scores, threads);
         });
         float[] y = output.data();
         for (int b = 0; b < batch; b++) {

@@ -91,12 +91,12 @@ public final class MultiHeadAttentionBuilder {
      * {@code x / sqrt(mean(x²) + eps) * qWeight}, each key head likewise with {@code kWeight},
      * after the projection and before RoPE. Both weights have one entry per head channel
      * ({@code headDim}, checked at build) and are copied at build; {@code eps} must be finite and
-     * positive.
+     * non-negative (with 0, an all-zero head gives NaN, as in PyTorch).
      */
     public MultiHeadAttentionBuilder qkNorm(float[] qWeight, float[] kWeight, float eps) {
         this.qNormWeight = Checks.notNull(qWeight, "qWeight");
         this.kNormWeight = Checks.notNull(kWeight, "kWeight");
-        Checks.check(Float.isFinite(eps) && eps > 0, "eps", "a finite positive value", eps);
+        Checks.check(Float.isFinite(eps) && eps >= 0, "eps", "a finite non-negative value", eps);
         this.normEps = eps;
         return this;
     }
@@ -293,9 +293,7 @@ public final class MultiHeadAttentionBuilder {
     private HeadTransforms transforms() {
         HeadTransforms t = HeadTransforms.none();
         if (qNormWeight != null) {
-            Checks.length(qNormWeight, headDim, "qWeight", "(headDim, for qkNorm)");
-            Checks.length(kNormWeight, headDim, "kWeight", "(headDim, for qkNorm)");
-            t = t.withQkNorm(qNormWeight.clone(), kNormWeight.clone(), normEps);
+            t = t.withQkNorm(qNormWeight, kNormWeight, normEps);
         }
         if (rope != null) {
             t = t.withRotary(rope);
