@@ -71,6 +71,9 @@ final class Projection {
      * {@code threads} threads.
      */
     void applyInto(float[] x, int rows, float[] y, int column, int ldc, int threads) {
+        if (rows == 0) {
+            return;     // y may be empty, with no element at column
+        }
         if (bias != null) {
             for (int r = 0; r < rows; r++) {
                 System.arraycopy(bias, 0, y, column + r * ldc, outFeatures);
