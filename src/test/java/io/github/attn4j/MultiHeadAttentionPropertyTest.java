@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.util.SplittableRandom;
 
 import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.LENGTHS;
-import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.uniform;
+import static io.github.attn4j.RandomTensors.uniform;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
@@ -130,10 +130,6 @@ class MultiHeadAttentionPropertyTest {
     }
 
     private static float[] weights(SplittableRandom random, int n, float bound) {
-        float[] w = new float[n];
-        for (int i = 0; i < n; i++) {
-            w[i] = (float) random.nextDouble(-bound, bound);
-        }
-        return w;
+        return RandomTensors.uniformArray(random, n, bound);
     }
 }

@@ -13,11 +13,7 @@ class MultiHeadAttentionTest {
     private static final float TOL = 1e-4f;
 
     private static float[] uniform(SplittableRandom random, int n, double bound) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = (float) random.nextDouble(-bound, bound);
-        }
-        return a;
+        return RandomTensors.uniformArray(random, n, bound);
     }
 
     private static Tensor input(SplittableRandom random, int... shape) {

@@ -6,6 +6,7 @@ import org.quicktheories.core.Gen;
 
 import java.util.SplittableRandom;
 
+import static io.github.attn4j.RandomTensors.uniform;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.arbitrary;
 import static org.quicktheories.generators.SourceDSL.integers;
@@ -53,9 +54,5 @@ class ScaledDotProductAttentionPropertyTest {
         AttentionOutput both = ScaledDotProductAttention.applyWithWeights(q, k, v, mask, scale);
         Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), d + lk, what + " (materialized)");
         Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), d + lk, what + " weights");
-    }
-
-    static Tensor uniform(SplittableRandom random, int... shape) {
-        return RandomTensors.uniform(random, shape);
     }
 }

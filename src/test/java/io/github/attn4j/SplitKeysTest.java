@@ -5,7 +5,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.SplittableRandom;
 
-import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.uniform;
+import static io.github.attn4j.RandomTensors.uniform;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.integers;

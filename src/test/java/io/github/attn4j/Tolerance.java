@@ -8,13 +8,15 @@ import static org.junit.jupiter.api.Assertions.fail;
  * reduction length n: float rounding adds at most about n·ε relative error to a sum of n
  * products, so |actual − expected| ≤ 4·ε·n·(1 + max|expected|) with ε = 2⁻²³.
  */
-final class Tolerance {
-    static final double EPS = Math.ulp(1f);
+public final class Tolerance {
+    /** ε = 2⁻²³, the spacing of floats just above 1. */
+    public static final double EPS = Math.ulp(1f);
 
     private Tolerance() {
     }
 
-    static double bound(int reductionLength, float[] expected) {
+    /** The bound 4·ε·max(1, n)·(1 + max|expected|), ignoring non-finite expected values. */
+    public static double bound(int reductionLength, float[] expected) {
         double max = 0;
         for (float v : expected) {
             if (Float.isFinite(v)) {
@@ -24,7 +26,8 @@ final class Tolerance {
         return 4 * EPS * Math.max(1, reductionLength) * (1 + max);
     }
 
-    static void assertClose(float[] expected, float[] actual, int reductionLength, String what) {
+    /** Fails unless every element lies within {@link #bound} of the expected one (NaN never does). */
+    public static void assertClose(float[] expected, float[] actual, int reductionLength, String what) {
         assertEquals(expected.length, actual.length, what + ": length");
         double tol = bound(reductionLength, expected);
         for (int i = 0; i < expected.length; i++) {

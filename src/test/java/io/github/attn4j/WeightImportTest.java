@@ -6,18 +6,14 @@ import org.junit.jupiter.api.Test;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
-import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.uniform;
+import static io.github.attn4j.RandomTensors.uniform;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** PyTorch state-dict weights and the textbook per-head interleaved QKV layer, against the reference. */
 class WeightImportTest {
     private static float[] random(SplittableRandom r, int n) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = (float) r.nextDouble(-0.3, 0.3);
-        }
-        return a;
+        return RandomTensors.uniformArray(r, n, 0.3);
     }
 
     private static float[] rows(float[] a, int fromRow, int rowCount, int width) {

@@ -4,12 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import ai.onnxruntime.OrtException;
 import io.github.attn4j.AttentionMask;
 import io.github.attn4j.MultiHeadAttention;
+import io.github.attn4j.RandomTensors;
 import io.github.attn4j.Tensor;
+import io.github.attn4j.Tolerance;
 import io.github.attn4j.jmh.peer.OnnxAttentionSession;
 import io.github.attn4j.jmh.peer.OnnxModel;
 import io.github.attn4j.jmh.peer.ProtoWriter;
@@ -26,31 +27,8 @@ import java.util.SplittableRandom;
  * module, its setup check, and the protobuf encoding underneath.
  */
 class OnnxRuntimeAttentionBenchmarkTest {
-    private static final double EPS = Math.ulp(1f);
-
-    /** {@code |actual - expected| <= 4·ε·n·(1 + max|expected|)}, the bound attn4j's own tests use. */
-    private static void assertClose(float[] expected, float[] actual, int reductionLength, String what) {
-        assertEquals(expected.length, actual.length, what + ": length");
-        double max = 0;
-        for (float v : expected) {
-            max = Math.max(max, Math.abs(v));
-        }
-        double tolerance = 4 * EPS * reductionLength * (1 + max);
-        for (int i = 0; i < expected.length; i++) {
-            double diff = Math.abs((double) expected[i] - actual[i]);
-            if (!(diff <= tolerance)) {
-                fail(what + "[" + i + "]: expected " + expected[i] + ", got " + actual[i] + " (|diff| " + diff
-                        + " > " + tolerance + ")");
-            }
-        }
-    }
-
     private static float[] uniform(SplittableRandom random, int n) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = (float) random.nextDouble(-1, 1);
-        }
-        return a;
+        return RandomTensors.uniformArray(random, n);
     }
 
     /** Padding flags that differ between batch rows and leave every row at least one key. */
@@ -93,7 +71,7 @@ class OnnxRuntimeAttentionBenchmarkTest {
         };
         Tensor input = Tensor.of(x, batch, length, e);
         float[] expected = ReferenceAttention.multiHead(input, input, input, attentionMask, p).output().toArray();
-        assertClose(expected, actual, OnnxRuntimeAttentionBenchmark.reductionLength(e, h, length),
+        Tolerance.assertClose(expected, actual, OnnxRuntimeAttentionBenchmark.reductionLength(e, h, length),
                 "E=" + e + " H=" + h + " B=" + batch + " L=" + length + " mask=" + mask + " bias=" + bias + " threads=" + threads);
     }
 

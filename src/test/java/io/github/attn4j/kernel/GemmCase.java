@@ -3,6 +3,8 @@ package io.github.attn4j.kernel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.github.attn4j.RandomTensors;
+
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -84,7 +86,7 @@ record GemmCase(int m, int n, int k, boolean transA, boolean transB, int pad, bo
     }
 
     private static float uniform(SplittableRandom random) {
-        return (float) (2 * random.nextDouble() - 1);
+        return RandomTensors.uniformValue(random);
     }
 
     /**

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.quicktheories.QuickTheory.qt;
 
+import io.github.attn4j.RandomTensors;
+
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -54,7 +56,7 @@ class MicroKernelTest {
         Arrays.fill(a, Float.NaN);
         for (int i = 0; i < MR; i++) {
             for (int p = 0; p < t.kc(); p++) {
-                a[aOff + i * rs + p * cs] = i < t.mr() ? (float) (2 * random.nextDouble() - 1) : Float.NaN;
+                a[aOff + i * rs + p * cs] = i < t.mr() ? RandomTensors.uniformValue(random) : Float.NaN;
             }
         }
         int bOff = 3;
@@ -62,7 +64,7 @@ class MicroKernelTest {
         float[] b = new float[bOff + t.kc() * bRowStride + NR];
         for (int p = 0; p < t.kc(); p++) {
             for (int j = 0; j < NR; j++) {
-                b[bOff + p * bRowStride + j] = j < t.nr() ? (float) (2 * random.nextDouble() - 1) : 0f;
+                b[bOff + p * bRowStride + j] = j < t.nr() ? RandomTensors.uniformValue(random) : 0f;
             }
         }
         int cOff = 1;

@@ -2,6 +2,7 @@ package io.github.attn4j.reference;
 
 import io.github.attn4j.AttentionMask;
 import io.github.attn4j.AttentionOutput;
+import io.github.attn4j.RandomTensors;
 import io.github.attn4j.Tensor;
 import org.junit.jupiter.api.Test;
 
@@ -19,11 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ReferenceIdentitiesTest {
     private static float[] uniform(SplittableRandom r, int n) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = (float) r.nextDouble(-1, 1);
-        }
-        return a;
+        return RandomTensors.uniformArray(r, n);
     }
 
     /** k of (B, KVH, L, d) with each head repeated {@code times} times in a row (repeat_interleave). */
