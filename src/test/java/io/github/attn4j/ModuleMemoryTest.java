@@ -6,6 +6,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.ref.Reference;
 import java.util.SplittableRandom;
 
+import static io.github.attn4j.RandomTensors.uniformArray;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -34,8 +35,8 @@ class ModuleMemoryTest {
 
     private static void assertRetainsAboutItsWeights(int e, int h, int kvh, int hd, int kdim, int vdim) {
         SplittableRandom random = new SplittableRandom(e + h + kvh);
-        float[] wq = random(random, h * hd * e), wk = random(random, kvh * hd * kdim);
-        float[] wv = random(random, kvh * hd * vdim), wo = random(random, e * h * hd);
+        float[] wq = uniformArray(random, h * hd * e, 0.1), wk = uniformArray(random, kvh * hd * kdim, 0.1);
+        float[] wv = uniformArray(random, kvh * hd * vdim, 0.1), wo = uniformArray(random, e * h * hd, 0.1);
         long weightBytes = 4L * (wq.length + wk.length + wv.length + wo.length);
         MultiHeadAttentionBuilder builder = MultiHeadAttention.builder(e, h).kvHeads(kvh).headDim(hd)
                 .keyDim(kdim).valueDim(vdim).bias(false).weights(wq, wk, wv, wo);
@@ -60,13 +61,5 @@ class ModuleMemoryTest {
             used = Math.min(used, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
         }
         return used;
-    }
-
-    private static float[] random(SplittableRandom random, int n) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) {
-            a[i] = (float) random.nextDouble(-0.1, 0.1);
-        }
-        return a;
     }
 }

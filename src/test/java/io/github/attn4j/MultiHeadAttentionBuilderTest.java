@@ -6,7 +6,7 @@ import org.junit.jupiter.api.function.Executable;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
-import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.uniform;
+import static io.github.attn4j.RandomTensors.uniform;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -80,8 +80,8 @@ class MultiHeadAttentionBuilderTest {
     @Test
     void optionArraysAreCopiedAtBuild() {
         SplittableRandom random = new SplittableRandom(2);
-        float[] sinks = {0.5f, -1f}, qNorm = MultiHeadAttentionCachedTest.values(random, 8, 0.5, 1.5);
-        float[] kNorm = MultiHeadAttentionCachedTest.values(random, 8, 0.5, 1.5), bq = MultiHeadAttentionCachedTest.values(random, 16, -1, 1);
+        float[] sinks = {0.5f, -1f}, qNorm = MultiHeadAttentionCachedTest.normWeights(random, 8);
+        float[] kNorm = MultiHeadAttentionCachedTest.normWeights(random, 8), bq = RandomTensors.uniformArray(random, 16);
         MultiHeadAttention m = builder().sinks(sinks).qkNorm(qNorm, kNorm, 1e-5f).biases(bq, null, null, null).build();
         Tensor x = uniform(random, 1, 5, 16);
         float[] before = m.forward(x, AttentionMask.causal()).toArray();
