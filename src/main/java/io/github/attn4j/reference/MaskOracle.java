@@ -5,7 +5,8 @@ import io.github.attn4j.Tensor;
 
 /**
  * The masking rules of {@link AttentionMask}, read from its parts and applied one score at a
- * time, with broadcasting written out index by index.
+ * time, with broadcasting written out index by index. Sliding windows and ALiBi measure the
+ * distance {@code |i' - j|} from the end-aligned query position {@code i' = i + (Lk - Lq)}.
  */
 final class MaskOracle {
     private final AttentionMask mask;
@@ -27,7 +28,11 @@ final class MaskOracle {
         }
     }
 
-    /** The masked score: -Infinity if any part forbids (b, h, i, j), else score plus every additive bias. */
+    /**
+     * The masked score: -Infinity if any part forbids (b, h, i, j) (causal, padding, keep, or a
+     * sliding window with {@code |i' - j| >= window}), else score plus every additive bias and
+     * every ALiBi term {@code -slope(h) · |i' - j|}.
+     */
     double apply(double score, int b, int h, int i, int j) {
         double biasSum = 0;
         boolean forbidden = false;
@@ -40,11 +45,17 @@ final class MaskOracle {
                 case AttentionMask.KeyPadding padding -> forbidden |= padding.isPadding(b, j);
                 case AttentionMask.Keep keep -> forbidden |= data[p][index(keep.keep(), b, h, i, j)] == 0f;
                 case AttentionMask.Additive add -> biasSum += data[p][index(add.bias(), b, h, i, j)];
-                case AttentionMask.SlidingWindow w -> throw new UnsupportedOperationException("not yet");
-                case AttentionMask.Alibi a -> throw new UnsupportedOperationException("not yet");
+                case AttentionMask.SlidingWindow w -> forbidden |= distance(i, j) >= w.window();
+                case AttentionMask.Alibi a -> biasSum += -(double) a.slope(h) * distance(i, j);
             }
         }
         return forbidden ? Double.NEGATIVE_INFINITY : score + biasSum;
+    }
+
+    /** {@code |i' - j|} with {@code i' = i + (Lk - Lq)}, the query's position aligned to the end of the keys. */
+    private long distance(int i, int j) {
+        long aligned = (long) i + lk - lq;
+        return Math.abs(aligned - j);
     }
 
     /** Row-major index of (b, h, i, j) in a rank-2 (Lq|1, Lk) or rank-4 (B|1, H|1, Lq|1, Lk) tensor, size-1 dims broadcast. */

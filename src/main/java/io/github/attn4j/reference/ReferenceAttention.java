@@ -2,19 +2,36 @@ package io.github.attn4j.reference;
 
 import io.github.attn4j.AttentionMask;
 import io.github.attn4j.AttentionOutput;
+import io.github.attn4j.RotaryEmbedding;
 import io.github.attn4j.Tensor;
 
 import java.util.Arrays;
 import java.util.Objects;
 
+import static io.github.attn4j.reference.ReferenceTensors.checkCount;
+import static io.github.attn4j.reference.ReferenceTensors.checkSoftcap;
+import static io.github.attn4j.reference.ReferenceTensors.finite;
+import static io.github.attn4j.reference.ReferenceTensors.heads;
+import static io.github.attn4j.reference.ReferenceTensors.length;
+import static io.github.attn4j.reference.ReferenceTensors.linear;
+import static io.github.attn4j.reference.ReferenceTensors.mergeHeads;
+import static io.github.attn4j.reference.ReferenceTensors.positive;
+import static io.github.attn4j.reference.ReferenceTensors.rank3;
+import static io.github.attn4j.reference.ReferenceTensors.rank4;
+import static io.github.attn4j.reference.ReferenceTensors.rows;
+import static io.github.attn4j.reference.ReferenceTensors.splitHeads;
+import static io.github.attn4j.reference.ReferenceTensors.toTensor;
+import static io.github.attn4j.reference.ReferenceTensors.toTensor4;
+
 /**
  * The scalar oracle: multi-head attention written as the textbook steps, one loop nest per step,
- * in double precision. It shares no code with the kernels (it reads tensors and masks through
- * the public API only and interprets every mask part itself), so the property tests that compare
- * the two check the kernels against an independent implementation.
+ * in double precision. It shares no code with the kernels (it reads tensors, masks and the RoPE
+ * configuration through the public API only and interprets every mask part itself), so the
+ * property tests that compare the two check the kernels against an independent implementation.
  *
- * <p>Steps of {@link #multiHead}: project (y = x·Wᵀ + b), split heads, scaled dot product
- * ({@link #scaledDotProduct}: scale, mask, softmax, weight values), merge heads, project.
+ * <p>Steps of {@link #multiHead}: project (y = x·Wᵀ + b), split heads, QK-norm, RoPE, scaled dot
+ * product ({@link #scaledDotProduct}: scale, soft-cap, biases and ALiBi, mask, softmax with sinks,
+ * weight values), merge heads, project.
  */
 public final class ReferenceAttention {
     private ReferenceAttention() {
@@ -67,12 +84,62 @@ public final class ReferenceAttention {
     }
 
     /**
+     * How a score is formed before the mask: {@code s = scale · q·k}, then, if {@code softcap > 0},
+     * {@code s = softcap · tanh(s / softcap)}. {@code sinks} (null = none, else one finite logit
+     * per query head) join each row's softmax denominator as {@code exp(sinks[h])}, with no value.
+     * The array is used as given.
+     */
+    public record ScoreOptions(float scale, float softcap, float[] sinks) {
+        public ScoreOptions {
+            checkSoftcap(softcap, "softcap");
+            finite(sinks, "sinks");
+        }
+
+        /** Only a scale: no soft-cap, no sinks. */
+        public static ScoreOptions scaled(float scale) {
+            return new ScoreOptions(scale, 0f, null);
+        }
+    }
+
+    /**
+     * The per-head transforms of a decoder layer; every field may be null or 0, meaning absent.
+     * {@code qNormWeight} and {@code kNormWeight} (each {@code hd} long) turn on RMSNorm of the
+     * query and key heads with {@code normEps}; {@code rope} rotates both after the norm;
+     * {@code softcap} and {@code sinks} are as in {@link ScoreOptions}. Arrays are used as given.
+     */
+    public record DecoderOptions(RotaryEmbedding rope, float[] qNormWeight, float[] kNormWeight, float normEps,
+                                 float softcap, float[] sinks) {
+        public DecoderOptions {
+            if (!(Float.isFinite(normEps) && normEps >= 0)) {
+                throw new IllegalArgumentException("normEps: expected a finite value >= 0, got " + normEps);
+            }
+            checkSoftcap(softcap, "softcap");
+            finite(sinks, "sinks");
+        }
+
+        /** No decoder transform: plain multi-head attention. */
+        public static DecoderOptions none() {
+            return new DecoderOptions(null, null, null, 0f, 0f, null);
+        }
+    }
+
+    /**
      * Multi-head attention of {@code query (B, Lq, E)} over {@code key (B, Lk, keyDim)} and
      * {@code value (B, Lk, valueDim)}: output {@code (B, Lq, E)} and per-head weights
      * {@code (B, H, Lq, Lk)}.
      */
     public static AttentionOutput multiHead(Tensor query, Tensor key, Tensor value, AttentionMask mask, Parameters p) {
+        return multiHead(query, key, value, mask, p, DecoderOptions.none());
+    }
+
+    /**
+     * Multi-head attention with the decoder transforms of {@code o}: RoPE puts query {@code t} at
+     * position {@code t} ({@code 0..Lq-1}) and key {@code t} at position {@code t} ({@code 0..Lk-1}).
+     */
+    public static AttentionOutput multiHead(Tensor query, Tensor key, Tensor value, AttentionMask mask, Parameters p,
+                                            DecoderOptions o) {
         Objects.requireNonNull(p, "p must not be null");
+        Objects.requireNonNull(o, "o must not be null");
         int e = p.embedDim();
         int batch = rank3(query, "query", e), lq = query.dim(1);
         rank3(key, "key", p.keyDim());
@@ -88,6 +155,18 @@ public final class ReferenceAttention {
         }
         Objects.requireNonNull(mask, "mask must not be null");
         int h = p.numHeads(), kvh = p.kvHeads(), hd = p.headDim();
+        if (o.qNormWeight() != null) {
+            length(o.qNormWeight(), hd, "o.qNormWeight");
+        }
+        if (o.kNormWeight() != null) {
+            length(o.kNormWeight(), hd, "o.kNormWeight");
+        }
+        if (o.rope() != null) {
+            ReferenceDecoder.checkRope(o.rope(), hd, "o.rope");
+        }
+        if (o.sinks() != null) {
+            length(o.sinks(), h, "o.sinks");
+        }
         checkCount("weights (B, H, Lq, Lk)", batch, h, lq, lk);
         checkCount("projected query (B*Lq, H*hd)", batch, lq, h, hd);
         checkCount("projected key/value (B*Lk, KVH*hd)", batch, lk, kvh, hd);
@@ -100,19 +179,39 @@ public final class ReferenceAttention {
         double[][][][] qh = splitHeads(q, batch, lq, h, hd);
         double[][][][] kh = splitHeads(k, batch, lk, kvh, hd);
         double[][][][] vh = splitHeads(v, batch, lk, kvh, hd);
-        // 3.-6. Scale, mask, softmax, weight values.
-        double[][][][] weights = new double[batch][h][][];
-        double[][][][] heads = attend(qh, kh, vh, hd, mask, p.scale(), weights);
-        // 7. Merge heads: [b][h][t][c] -> (B*Lq, H*hd).
-        double[][] merged = new double[batch * lq][h * hd];
+        // 3. QK-norm: RMSNorm of every head vector of q and of k.
         for (int b = 0; b < batch; b++) {
-            for (int head = 0; head < h; head++) {
+            for (int head = 0; head < h && o.qNormWeight() != null; head++) {
                 for (int t = 0; t < lq; t++) {
-                    System.arraycopy(heads[b][head][t], 0, merged[b * lq + t], head * hd, hd);
+                    qh[b][head][t] = ReferenceDecoder.rmsNorm(qh[b][head][t], o.qNormWeight(), o.normEps());
+                }
+            }
+            for (int head = 0; head < kvh && o.kNormWeight() != null; head++) {
+                for (int t = 0; t < lk; t++) {
+                    kh[b][head][t] = ReferenceDecoder.rmsNorm(kh[b][head][t], o.kNormWeight(), o.normEps());
                 }
             }
         }
-        // 8. Output projection.
+        // 4. RoPE: token t at position t.
+        for (int b = 0; b < batch && o.rope() != null; b++) {
+            for (int head = 0; head < h; head++) {
+                for (int t = 0; t < lq; t++) {
+                    qh[b][head][t] = ReferenceDecoder.rotate(qh[b][head][t], t, o.rope());
+                }
+            }
+            for (int head = 0; head < kvh; head++) {
+                for (int t = 0; t < lk; t++) {
+                    kh[b][head][t] = ReferenceDecoder.rotate(kh[b][head][t], t, o.rope());
+                }
+            }
+        }
+        // 5.-10. Scale, soft-cap, biases and ALiBi, mask, softmax with sinks, weight values.
+        double[][][][] weights = new double[batch][h][][];
+        ScoreOptions scoring = new ScoreOptions(p.scale(), o.softcap(), o.sinks());
+        double[][][][] heads = attend(qh, kh, vh, hd, mask, scoring, weights);
+        // 11. Merge heads: [b][h][t][c] -> (B*Lq, H*hd).
+        double[][] merged = mergeHeads(heads, batch, h, lq, hd);
+        // 12. Output projection.
         double[][] out = linear(merged, p.wo(), p.bo(), e);
         return new AttentionOutput(toTensor(out, batch, lq, e), toTensor4(weights, batch, h, lq, lk));
     }
@@ -123,10 +222,20 @@ public final class ReferenceAttention {
      * {@code h / (H / KVH)}: output {@code (B, H, Lq, dv)} and weights {@code (B, H, Lq, Lk)}.
      */
     public static AttentionOutput scaledDotProduct(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
+        return scaledDotProduct(q, k, v, mask, ScoreOptions.scaled(scale));
+    }
+
+    /**
+     * Scaled dot-product attention with soft-cap and sinks: the weights are
+     * {@code exp(s_j) / (Σ_k exp(s_k) + exp(sink_h))}, so a row with a sink sums to less than 1;
+     * a row whose keys are all masked gives zero weights and output, sink or not.
+     */
+    public static AttentionOutput scaledDotProduct(Tensor q, Tensor k, Tensor v, AttentionMask mask, ScoreOptions options) {
         rank4(q, "q");
         rank4(k, "k");
         rank4(v, "v");
         Objects.requireNonNull(mask, "mask must not be null");
+        Objects.requireNonNull(options, "options must not be null");
         int batch = q.dim(0), h = q.dim(1), lq = q.dim(2), d = q.dim(3);
         int kvh = k.dim(1), lk = k.dim(2), dv = v.dim(3);
         if (k.dim(0) != batch || k.dim(3) != d) {
@@ -140,31 +249,48 @@ public final class ReferenceAttention {
         if (kvh == 0 || h % kvh != 0) {
             throw new IllegalArgumentException("k: expected a number of heads dividing " + h + ", got " + kvh);
         }
+        if (options.sinks() != null) {
+            length(options.sinks(), h, "options.sinks");
+        }
         checkCount("weights (B, H, Lq, Lk)", batch, h, lq, lk);
         double[][][][] weights = new double[batch][h][][];
-        double[][][][] out = attend(heads(q), heads(k), heads(v), dv, mask, scale, weights);
-        double[][] flat = new double[batch * h * lq][];
+        double[][][][] out = attend(heads(q), heads(k), heads(v), dv, mask, options, weights);
+        return new AttentionOutput(toTensor4(out, batch, h, lq, dv), toTensor4(weights, batch, h, lq, lk));
+    }
+
+    /**
+     * Rotary position embedding of {@code x (B, H, L, d)}, token {@code t} of batch row {@code b}
+     * at {@code positions[b][t]} (non-negative), computed from {@code rope}'s getters; a new tensor.
+     */
+    public static Tensor rotary(Tensor x, int[][] positions, RotaryEmbedding rope) {
+        rank4(x, "x");
+        int batch = x.dim(0), h = x.dim(1), l = x.dim(2), d = x.dim(3);
+        ReferenceDecoder.checkPositions(positions, batch, l, "positions");
+        ReferenceDecoder.checkRope(rope, d, "rope");
+        double[][][][] y = heads(x);
         for (int b = 0; b < batch; b++) {
             for (int head = 0; head < h; head++) {
-                for (int t = 0; t < lq; t++) {
-                    flat[(b * h + head) * lq + t] = out[b][head][t];
+                for (int t = 0; t < l; t++) {
+                    y[b][head][t] = ReferenceDecoder.rotate(y[b][head][t], positions[b][t], rope);
                 }
             }
         }
-        return new AttentionOutput(toTensor(flat, batch, h, lq, dv), toTensor4(weights, batch, h, lq, lk));
+        return toTensor4(y, batch, h, l, d);
     }
 
-    /** Steps 3 to 6 for every (batch, head); fills {@code weights[b][h]} and returns the per-head outputs. */
+    /** The score steps and weighted values for every (batch, head); fills {@code weights[b][h]}, returns the outputs. */
     private static double[][][][] attend(double[][][][] q, double[][][][] k, double[][][][] v, int dv,
-                                         AttentionMask mask, double scale, double[][][][] weights) {
+                                         AttentionMask mask, ScoreOptions options, double[][][][] weights) {
         int batch = q.length, h = batch == 0 ? 0 : q[0].length, kvh = batch == 0 ? 1 : k[0].length;
         int lq = h == 0 ? 0 : q[0][0].length, lk = batch == 0 || kvh == 0 ? 0 : k[0][0].length;
         mask.checkApplicable(batch, h, lq, lk);
         MaskOracle oracle = new MaskOracle(mask, batch, h, lq, lk);
+        double scale = options.scale(), cap = options.softcap();
         double[][][][] out = new double[batch][h][][];
         for (int b = 0; b < batch; b++) {
             for (int head = 0; head < h; head++) {
                 int g = head / (h / kvh);
+                double sink = options.sinks() == null ? Double.NEGATIVE_INFINITY : options.sinks()[head];
                 double[][] scores = new double[lq][lk];
                 for (int i = 0; i < lq; i++) {
                     for (int j = 0; j < lk; j++) {
@@ -172,16 +298,19 @@ public final class ReferenceAttention {
                         for (int c = 0; c < q[b][head][i].length; c++) {
                             dot += q[b][head][i][c] * k[b][g][j][c];
                         }
-                        scores[i][j] = scale * dot;                                   // 3. scale
-                        scores[i][j] = oracle.apply(scores[i][j], b, head, i, j);     // 4. mask
+                        scores[i][j] = scale * dot;                                   // scale
+                        if (cap > 0) {
+                            scores[i][j] = cap * Math.tanh(scores[i][j] / cap);       // soft-cap
+                        }
+                        scores[i][j] = oracle.apply(scores[i][j], b, head, i, j);     // biases, ALiBi, mask
                     }
-                    scores[i] = softmax(scores[i]);                                   // 5. softmax
+                    scores[i] = softmax(scores[i], sink);                             // softmax with sink
                 }
                 double[][] o = new double[lq][dv];
                 for (int i = 0; i < lq; i++) {
                     for (int j = 0; j < lk; j++) {
                         for (int c = 0; c < dv; c++) {
-                            o[i][c] += scores[i][j] * v[b][g][j][c];                  // 6. weight values
+                            o[i][c] += scores[i][j] * v[b][g][j][c];                  // weight values
                         }
                     }
                 }
@@ -194,6 +323,14 @@ public final class ReferenceAttention {
 
     /** Softmax with the maximum subtracted; a row of only -Infinity gives zeros. */
     static double[] softmax(double[] x) {
+        return softmax(x, Double.NEGATIVE_INFINITY);
+    }
+
+    /**
+     * {@code w_j = exp(x_j) / (Σ_k exp(x_k) + exp(sink))}, with {@code max(max_j x_j, sink)}
+     * subtracted; {@code sink = -Infinity} is no sink. A row of only -Infinity gives zeros.
+     */
+    static double[] softmax(double[] x, double sink) {
         double max = Double.NEGATIVE_INFINITY;
         for (double d : x) {
             max = Math.max(max, d);
@@ -202,7 +339,8 @@ public final class ReferenceAttention {
         if (max == Double.NEGATIVE_INFINITY) {
             return y;
         }
-        double sum = 0;
+        max = Math.max(max, sink);
+        double sum = Math.exp(sink - max);
         for (int j = 0; j < x.length; j++) {
             y[j] = Math.exp(x[j] - max);
             sum += y[j];
@@ -211,130 +349,5 @@ public final class ReferenceAttention {
             y[j] /= sum;
         }
         return y;
-    }
-
-    /** {@code y = x·Wᵀ + b} with W {@code (out, in)} row-major. */
-    private static double[][] linear(double[][] x, float[] w, float[] bias, int out) {
-        double[][] y = new double[x.length][out];
-        for (int r = 0; r < x.length; r++) {
-            int in = x[r].length;
-            for (int o = 0; o < out; o++) {
-                double acc = bias == null ? 0 : bias[o];
-                for (int c = 0; c < in; c++) {
-                    acc += x[r][c] * w[o * in + c];
-                }
-                y[r][o] = acc;
-            }
-        }
-        return y;
-    }
-
-    private static double[][][][] splitHeads(double[][] x, int batch, int length, int heads, int hd) {
-        double[][][][] y = new double[batch][heads][length][hd];
-        for (int b = 0; b < batch; b++) {
-            for (int t = 0; t < length; t++) {
-                for (int head = 0; head < heads; head++) {
-                    System.arraycopy(x[b * length + t], head * hd, y[b][head][t], 0, hd);
-                }
-            }
-        }
-        return y;
-    }
-
-    /** A rank-3 tensor (B, L, E) as B*L rows of E doubles. */
-    private static double[][] rows(Tensor t) {
-        float[] a = t.toArray();
-        int width = t.dim(2), n = t.dim(0) * t.dim(1);
-        double[][] r = new double[n][width];
-        for (int i = 0; i < n; i++) {
-            for (int c = 0; c < width; c++) {
-                r[i][c] = a[i * width + c];
-            }
-        }
-        return r;
-    }
-
-    /** A rank-4 tensor as [b][head][t][c]. */
-    private static double[][][][] heads(Tensor t) {
-        float[] a = t.toArray();
-        int[] s = t.shape();
-        double[][][][] y = new double[s[0]][s[1]][s[2]][s[3]];
-        int i = 0;
-        for (double[][][] b : y) {
-            for (double[][] head : b) {
-                for (double[] row : head) {
-                    for (int c = 0; c < row.length; c++) {
-                        row[c] = a[i++];
-                    }
-                }
-            }
-        }
-        return y;
-    }
-
-    /**
-     * Rejects, before anything is allocated, a result or buffer whose element count passes
-     * {@code Integer.MAX_VALUE - 8}, the largest array the reference (like the library) builds.
-     */
-    private static void checkCount(String name, long... dims) {
-        long n = 1;
-        for (long d : dims) {
-            n *= d;
-            if (n > Integer.MAX_VALUE - 8) {
-                throw new IllegalArgumentException(name + ": element count of " + Arrays.toString(dims)
-                        + " exceeds the limit of " + (Integer.MAX_VALUE - 8) + " elements");
-            }
-        }
-    }
-
-    private static Tensor toTensor(double[][] rows, int... shape) {
-        int width = shape[shape.length - 1];
-        float[] a = new float[rows.length * width];
-        for (int r = 0; r < rows.length; r++) {
-            for (int c = 0; c < width; c++) {
-                a[r * width + c] = (float) rows[r][c];
-            }
-        }
-        return Tensor.of(a, shape);
-    }
-
-    private static Tensor toTensor4(double[][][][] x, int batch, int h, int lq, int lk) {
-        double[][] rows = new double[batch * h * lq][];
-        for (int b = 0; b < batch; b++) {
-            for (int head = 0; head < h; head++) {
-                for (int i = 0; i < lq; i++) {
-                    rows[(b * h + head) * lq + i] = x[b][head][i];
-                }
-            }
-        }
-        return toTensor(rows, batch, h, lq, lk);
-    }
-
-    private static int rank3(Tensor t, String name, int e) {
-        Objects.requireNonNull(t, name + " must not be null");
-        if (t.rank() != 3 || t.dim(2) != e) {
-            throw new IllegalArgumentException(name + ": expected shape (B, L, " + e + "), got " + Arrays.toString(t.shape()));
-        }
-        return t.dim(0);
-    }
-
-    private static void rank4(Tensor t, String name) {
-        Objects.requireNonNull(t, name + " must not be null");
-        if (t.rank() != 4) {
-            throw new IllegalArgumentException(name + ": expected rank 4 (B, heads, L, width), got " + Arrays.toString(t.shape()));
-        }
-    }
-
-    private static void positive(int value, String name) {
-        if (value <= 0) {
-            throw new IllegalArgumentException(name + ": expected a positive value, got " + value);
-        }
-    }
-
-    private static void length(float[] a, long expected, String name) {
-        Objects.requireNonNull(a, name + " must not be null");
-        if (a.length != expected) {
-            throw new IllegalArgumentException(name + ": expected length " + expected + ", got " + a.length);
-        }
     }
 }
