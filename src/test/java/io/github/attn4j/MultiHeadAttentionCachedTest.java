@@ -172,7 +172,7 @@ class MultiHeadAttentionCachedTest {
     }
 
     /** Tokens {@code [from, from + count)} of every batch row of {@code x (B, L, E)}. */
-    private static Tensor tokens(Tensor x, int from, int count) {
+    static Tensor tokens(Tensor x, int from, int count) {
         int batch = x.dim(0), length = x.dim(1), e = x.dim(2);
         float[] xs = x.toArray(), out = new float[batch * count * e];
         for (int b = 0; b < batch; b++) {
