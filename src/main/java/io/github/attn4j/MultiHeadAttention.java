@@ -232,24 +232,20 @@ public final class MultiHeadAttention {
         }
         int[] start = cache.lengths();
         int[] rowKeys = new int[batch];
-        int maxKeys = 0;
-        for (int b = 0; b < batch; b++) {
-            rowKeys[b] = start[b] + rowQueries[b];
-            maxKeys = Math.max(maxKeys, rowKeys[b]);
-        }
+        Arrays.setAll(rowKeys, b -> start[b] + rowQueries[b]);
+        int maxKeys = Arrays.stream(rowKeys).max().orElse(0);
         AttentionMask joined = AttentionMask.causal().and(mask);
         joined.checkApplicable(batch, numHeads, t, maxKeys);
-        int keys = maxKeys;
-        int[] queries = rowQueries;
         Tensor output = pipeline(xNew, xNew, xNew, start, (qh, kh, vh, attended) -> {
             // The kernel takes the query heads that share a key/value head as rows of one tile
             // (GQA), so one pass over each group's cached keys and values serves all of them.
             cache.append(kh, vh, appended);
             AttentionKernel.forward(qh, cache.panels(), kvHeads, attended,
-                    joined.toScoreMask(batch, t, keys, rowKeys, queries), scores, threads);
+                    joined.toScoreMask(batch, t, maxKeys, rowKeys, rowQueries), scores, threads);
         });
+        // Left-out queries attend nothing; their rows are 0, not the output bias.
         float[] y = output.data();
-        for (int b = 0; b < batch; b++) {
+        for (int b = 0; b < batch && appended != null; b++) {
             Arrays.fill(y, (b * t + rowQueries[b]) * embedDim, (b + 1) * t * embedDim, 0f);
         }
         return output;
