@@ -53,10 +53,11 @@ class MultiHeadAttentionPropertyTest {
         float bound = (float) (1 / Math.sqrt(e));
         float[] wq = weights(random, h * hd * e, bound), wk = weights(random, kvh * hd * kdim, bound);
         float[] wv = weights(random, kvh * hd * vdim, bound), wo = weights(random, e * h * hd, (float) (1 / Math.sqrt(h * hd)));
-        float[] bq = bias ? weights(random, h * hd, 0.5f) : null, bk = bias ? weights(random, kvh * hd, 0.5f) : null;
-        float[] bv = bias ? weights(random, kvh * hd, 0.5f) : null, bo = bias ? weights(random, e, 0.5f) : null;
+        // With biases, each one is left out on its own one time in four.
+        float[] bq = bias(random, bias, h * hd), bk = bias(random, bias, kvh * hd);
+        float[] bv = bias(random, bias, kvh * hd), bo = bias(random, bias, e);
 
-        MultiHeadAttention.Builder builder = MultiHeadAttention.builder(e, h).kvHeads(kvh).bias(bias)
+        MultiHeadAttentionBuilder builder = MultiHeadAttention.builder(e, h).kvHeads(kvh).bias(bias)
                 .keyDim(kdim).valueDim(vdim).weights(wq, wk, wv, wo);
         if (customScale) {
             builder.scale(scale);
@@ -86,6 +87,46 @@ class MultiHeadAttentionPropertyTest {
         AttentionOutput both = module.forwardWithWeights(query, key, value, mask);
         Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), reduction, what + " (with weights)");
         Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), Math.max(e, kdim) + hd, what + " weights");
+    }
+
+    /**
+     * Each of bq, bk, bv, bo null on its own (Qwen 2 has q/k/v biases and no output bias), with
+     * head widths on and off the GEMM panel grid, through self-attention, cross-attention and
+     * one cached pass, against the reference.
+     */
+    @Test
+    void eachBiasMayBeLeftOutOnItsOwn() {
+        for (int[] c : new int[][]{{64, 2, 1}, {48, 6, 2}, {36, 3, 3}}) {
+            int e = c[0], h = c[1], kvh = c[2], hd = e / h;
+            for (int missing = 0; missing < 4; missing++) {
+                SplittableRandom random = new SplittableRandom(31L * e + missing);
+                float bound = (float) (1 / Math.sqrt(e));
+                float[] wq = weights(random, h * hd * e, bound), wk = weights(random, kvh * hd * e, bound);
+                float[] wv = weights(random, kvh * hd * e, bound), wo = weights(random, e * h * hd, bound);
+                float[][] b = {weights(random, h * hd, 0.5f), weights(random, kvh * hd, 0.5f),
+                        weights(random, kvh * hd, 0.5f), weights(random, e, 0.5f)};
+                b[missing] = null;
+                MultiHeadAttention module = MultiHeadAttention.builder(e, h).kvHeads(kvh).weights(wq, wk, wv, wo)
+                        .biases(b[0], b[1], b[2], b[3]).build();
+                ReferenceAttention.Parameters p = new ReferenceAttention.Parameters(e, h, kvh, hd, (float) (1 / Math.sqrt(hd)),
+                        wq, wk, wv, wo, b[0], b[1], b[2], b[3]);
+                Tensor x = uniform(random, 2, 19, e), kv = uniform(random, 2, 23, e);
+                int reduction = 2 * e + hd + 23;
+                String what = "E=" + e + " H=" + h + " KVH=" + kvh + " without bias " + "qkvo".charAt(missing);
+                Tolerance.assertClose(ReferenceAttention.multiHead(x, x, x, AttentionMask.causal(), p).output().toArray(),
+                        module.forward(x, AttentionMask.causal()).toArray(), reduction, what + " (self)");
+                Tolerance.assertClose(ReferenceAttention.multiHead(x, x, x, AttentionMask.causal(), p).output().toArray(),
+                        module.forwardCached(x, module.newKvCache(2, 0)).toArray(), reduction, what + " (cached)");
+                AttentionOutput expected = ReferenceAttention.multiHead(x, kv, kv, AttentionMask.none(), p);
+                AttentionOutput both = module.forwardWithWeights(x, kv, kv, AttentionMask.none());
+                Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), reduction, what + " (cross)");
+                Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), e + hd, what + " (weights)");
+            }
+        }
+    }
+
+    private static float[] bias(SplittableRandom random, boolean bias, int n) {
+        return bias && random.nextInt(4) != 0 ? weights(random, n, 0.5f) : null;
     }
 
     private static float[] weights(SplittableRandom random, int n, float bound) {
