@@ -35,47 +35,92 @@ public final class KvCache {
         }
     }
 
-    /** A standalone cache (for {@link ScaledDotProductAttention#attend(Tensor, KvCache, AttentionMask)} users). */
+    /**
+     * A standalone cache (for {@link ScaledDotProductAttention#attend(Tensor, KvCache, AttentionMask)} users).
+     *
+     * @param batch    number of sequences (batch rows)
+     * @param kvHeads  number of key/value heads
+     * @param headDim  width of each key and value
+     * @param capacity tokens per row before the cache grows
+     * @return a new, empty cache
+     */
     public static KvCache create(int batch, int kvHeads, int headDim, int capacity) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Number of tokens row {@code row} holds. */
+    /**
+     * Number of tokens row {@code row} holds.
+     *
+     * @param row batch row
+     * @return the number of tokens that row holds
+     */
     public int length(int row) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Appends {@code k, v (B, KVH, T, d)}: T tokens to every row. */
+    /**
+     * Appends {@code k, v (B, KVH, T, d)}: T tokens to every row.
+     *
+     * @param k keys {@code (B, KVH, T, d)}
+     * @param v values {@code (B, KVH, T, d)}
+     */
     public void append(Tensor k, Tensor v) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Row {@code b} appends the first {@code tokens[b]} of its T tokens (0: the row sits out). */
+    /**
+     * Row {@code b} appends the first {@code tokens[b]} of its T tokens (0: the row sits out).
+     *
+     * @param k      keys {@code (B, KVH, T, d)}
+     * @param v      values {@code (B, KVH, T, d)}
+     * @param tokens per batch row, how many of the T tokens it appends
+     */
     public void append(Tensor k, Tensor v, int[] tokens) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Forgets row {@code row}'s tokens from {@code newLength} on. */
+    /**
+     * Forgets row {@code row}'s tokens from {@code newLength} on.
+     *
+     * @param row       batch row
+     * @param newLength number of tokens the row keeps
+     */
     public void truncate(int row, int newLength) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Empties row {@code row}: its slot starts a new sequence. */
+    /**
+     * Empties row {@code row}: its slot starts a new sequence.
+     *
+     * @param row batch row
+     */
     public void reset(int row) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Number of cached tokens per batch row. */
+    /**
+     * Number of cached tokens per batch row.
+     *
+     * @return the number of tokens each batch row holds
+     */
     public int length() {
         return length;
     }
 
-    /** Tokens per batch row the cache holds before it grows. */
+    /**
+     * Tokens per batch row the cache holds before it grows.
+     *
+     * @return the number of tokens per batch row that fit before the cache grows
+     */
     public int capacity() {
         return capacity;
     }
 
-    /** Number of batch rows. */
+    /**
+     * Number of batch rows.
+     *
+     * @return the number of batch rows
+     */
     public int batch() {
         return batch;
     }
@@ -84,6 +129,7 @@ public final class KvCache {
      * Forgets every token from position {@code newLength} on (for rolling back a speculative or
      * rejected continuation); the capacity stays.
      *
+     * @param newLength number of tokens to keep
      * @throws IllegalArgumentException unless {@code 0 <= newLength <= length()}
      */
     public void truncate(int newLength) {
@@ -136,12 +182,20 @@ public final class KvCache {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Number of kv heads. */
+    /**
+     * Number of kv heads.
+     *
+     * @return the number of key/value heads
+     */
     public int kvHeads() {
         return heads;
     }
 
-    /** Width of each key and value. */
+    /**
+     * Width of each key and value.
+     *
+     * @return the width of each key and value
+     */
     public int headDim() {
         return headDim;
     }

@@ -53,57 +53,109 @@ public final class MultiHeadAttention {
         this.out = new Projection(wo, bo, embedDim, qWidth);
     }
 
-    /** Starts a module of width {@code embedDim} with {@code numHeads} query heads. */
+    /**
+     * Starts a module of width {@code embedDim} with {@code numHeads} query heads.
+     *
+     * @param embedDim model width E, positive
+     * @param numHeads number of query heads H, positive
+     * @return a builder with every other setting at its default
+     */
     public static Builder builder(int embedDim, int numHeads) {
         return new Builder(embedDim, numHeads);
     }
 
-    /** Model width E. */
+    /**
+     * Model width E.
+     *
+     * @return the model width E
+     */
     public int embedDim() {
         return embedDim;
     }
 
-    /** Number of query heads H. */
+    /**
+     * Number of query heads H.
+     *
+     * @return the number of query heads H
+     */
     public int numHeads() {
         return numHeads;
     }
 
-    /** Number of key/value heads KVH (equal to H unless GQA/MQA). */
+    /**
+     * Number of key/value heads KVH (equal to H unless GQA/MQA).
+     *
+     * @return the number of key/value heads KVH
+     */
     public int kvHeads() {
         return kvHeads;
     }
 
-    /** Width of one head hd. */
+    /**
+     * Width of one head hd.
+     *
+     * @return the head width hd
+     */
     public int headDim() {
         return headDim;
     }
 
-    /** Width of the keys fed to {@code forward} (PyTorch {@code kdim}); {@code embedDim} unless set. */
+    /**
+     * Width of the keys fed to {@code forward} (PyTorch {@code kdim}); {@code embedDim} unless set.
+     *
+     * @return the key width
+     */
     public int keyDim() {
         return keyDim;
     }
 
-    /** Width of the values fed to {@code forward} (PyTorch {@code vdim}); {@code embedDim} unless set. */
+    /**
+     * Width of the values fed to {@code forward} (PyTorch {@code vdim}); {@code embedDim} unless set.
+     *
+     * @return the value width
+     */
     public int valueDim() {
         return valueDim;
     }
 
-    /** Factor applied to {@code Q Kᵀ} before masking and softmax. */
+    /**
+     * Factor applied to {@code Q Kᵀ} before masking and softmax.
+     *
+     * @return the score scale
+     */
     public float scale() {
         return scale;
     }
 
-    /** Number of threads one call may use. */
+    /**
+     * Number of threads one call may use.
+     *
+     * @return the maximum number of threads per call
+     */
     public int threads() {
         return threads;
     }
 
-    /** Attention of {@code query (B, Lq, E)} over {@code key, value (B, Lk, E)}; returns {@code (B, Lq, E)}. */
+    /**
+     * Attention of {@code query (B, Lq, E)} over {@code key, value (B, Lk, E)}; returns {@code (B, Lq, E)}.
+     *
+     * @param query queries {@code (B, Lq, E)}
+     * @param key   keys {@code (B, Lk, keyDim)}
+     * @param value values {@code (B, Lk, valueDim)}
+     * @param mask  which keys each query attends to, see {@link AttentionMask}
+     * @return the output {@code (B, Lq, E)}
+     */
     public Tensor forward(Tensor query, Tensor key, Tensor value, AttentionMask mask) {
         return run(query, key, value, mask, false).output();
     }
 
-    /** Self-attention: {@code forward(x, x, x, mask)}, with one fused Q/K/V projection. */
+    /**
+     * Self-attention: {@code forward(x, x, x, mask)}, with one fused Q/K/V projection.
+     *
+     * @param x    queries, keys and values {@code (B, L, E)}
+     * @param mask which keys each query attends to, see {@link AttentionMask}
+     * @return the output {@code (B, L, E)}
+     */
     public Tensor forward(Tensor x, AttentionMask mask) {
         return run(x, x, x, mask, false).output();
     }
@@ -111,6 +163,12 @@ public final class MultiHeadAttention {
     /**
      * Like {@link #forward(Tensor, Tensor, Tensor, AttentionMask)}, and also returns the per-head
      * attention weights {@code (B, H, Lq, Lk)} (not averaged over heads).
+     *
+     * @param query queries {@code (B, Lq, E)}
+     * @param key   keys {@code (B, Lk, keyDim)}
+     * @param value values {@code (B, Lk, valueDim)}
+     * @param mask  which keys each query attends to, see {@link AttentionMask}
+     * @return the output {@code (B, Lq, E)} and the weights {@code (B, H, Lq, Lk)}
      */
     public AttentionOutput forwardWithWeights(Tensor query, Tensor key, Tensor value, AttentionMask mask) {
         return run(query, key, value, mask, true);
@@ -119,6 +177,10 @@ public final class MultiHeadAttention {
     /**
      * A new, empty key/value cache for {@code batch} sequences with room for {@code capacity}
      * tokens each before it grows. See {@link #forwardCached}.
+     *
+     * @param batch    number of sequences, non-negative
+     * @param capacity tokens per sequence before the cache grows, non-negative
+     * @return a new, empty cache of this module
      */
     public KvCache newKvCache(int batch, int capacity) {
         Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
@@ -133,6 +195,9 @@ public final class MultiHeadAttention {
      * itself). Feeding a sequence in chunks gives the same result as {@code forward(x, causal())}
      * within float rounding. Returns {@code (B, T, E)}.
      *
+     * @param xNew  the new tokens {@code (B, T, E)}
+     * @param cache a cache made by this module's {@link #newKvCache}, updated in place
+     * @return the output for the new tokens {@code (B, T, E)}
      * @throws IllegalArgumentException if the cache was made by another module, batch sizes
      *                                  disagree, or keyDim/valueDim differ from embedDim
      */
@@ -164,12 +229,27 @@ public final class MultiHeadAttention {
         return Tensor.of(out.apply(attended, outSize, threads), batch, tokens, embedDim);
     }
 
-    /** Like {@link #forwardCached(Tensor, KvCache)}; {@code mask} joins the causal one (window, ALiBi). */
+    /**
+     * Like {@link #forwardCached(Tensor, KvCache)}; {@code mask} joins the causal one (window, ALiBi).
+     *
+     * @param xNew  the new tokens {@code (B, T, E)}
+     * @param cache a cache made by this module's {@link #newKvCache}, updated in place
+     * @param mask  joined with the causal mask
+     * @return the output for the new tokens {@code (B, T, E)}
+     */
     public Tensor forwardCached(Tensor xNew, KvCache cache, AttentionMask mask) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Ragged: row b takes its first {@code tokens[b]} of T. */
+    /**
+     * Ragged: row b takes its first {@code tokens[b]} of T.
+     *
+     * @param xNew   the new tokens {@code (B, T, E)}
+     * @param cache  a cache made by this module's {@link #newKvCache}, updated in place
+     * @param mask   joined with the causal mask
+     * @param tokens per batch row, how many of the T new tokens it takes
+     * @return the output for the new tokens {@code (B, T, E)}
+     */
     public Tensor forwardCached(Tensor xNew, KvCache cache, AttentionMask mask, int[] tokens) {
         throw new UnsupportedOperationException("not yet");
     }
@@ -243,59 +323,111 @@ public final class MultiHeadAttention {
             this.valueDim = embedDim;
         }
 
-        /** Width of the keys given to {@code forward} (PyTorch {@code kdim}); default {@code embedDim}. wk becomes {@code (KVH·hd, keyDim)}. */
+        /**
+         * Width of the keys given to {@code forward} (PyTorch {@code kdim}); default {@code embedDim}. wk becomes {@code (KVH·hd, keyDim)}.
+         *
+         * @param keyDim the key width, positive
+         * @return this builder
+         */
         public Builder keyDim(int keyDim) {
             this.keyDim = Checks.positive(keyDim, "keyDim");
             return this;
         }
 
-        /** Width of the values given to {@code forward} (PyTorch {@code vdim}); default {@code embedDim}. wv becomes {@code (KVH·hd, valueDim)}. */
+        /**
+         * Width of the values given to {@code forward} (PyTorch {@code vdim}); default {@code embedDim}. wv becomes {@code (KVH·hd, valueDim)}.
+         *
+         * @param valueDim the value width, positive
+         * @return this builder
+         */
         public Builder valueDim(int valueDim) {
             this.valueDim = Checks.positive(valueDim, "valueDim");
             return this;
         }
 
-        /** Softmax scale applied to {@code Q Kᵀ}; default {@code 1/√headDim}. Must be finite. */
+        /**
+         * Softmax scale applied to {@code Q Kᵀ}; default {@code 1/√headDim}. Must be finite.
+         *
+         * @param scale the scale, finite
+         * @return this builder
+         */
         public Builder scale(float scale) {
             Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
             this.scale = scale;
             return this;
         }
 
-        /** Width of each head; default {@code embedDim / numHeads} (which must then divide evenly). */
+        /**
+         * Width of each head; default {@code embedDim / numHeads} (which must then divide evenly).
+         *
+         * @param headDim the head width, positive
+         * @return this builder
+         */
         public Builder headDim(int headDim) {
             this.headDim = Checks.positive(headDim, "headDim");
             this.headDimSet = true;
             return this;
         }
 
-        /** Number of key/value heads; default {@code numHeads}. Fewer gives GQA (1 gives MQA); must divide {@code numHeads}. */
+        /**
+         * Number of key/value heads; default {@code numHeads}. Fewer gives GQA (1 gives MQA); must divide {@code numHeads}.
+         *
+         * @param numKvHeads number of key/value heads, a divisor of {@code numHeads}
+         * @return this builder
+         */
         public Builder kvHeads(int numKvHeads) {
             this.kvHeads = Checks.positive(numKvHeads, "kvHeads");
             return this;
         }
 
-        /** RoPE applied to q and k after projection (and QK-norm). */
+        /**
+         * RoPE applied to q and k after projection (and QK-norm).
+         *
+         * @param rope the rotary embedding
+         * @return this builder
+         */
         public Builder rotary(RotaryEmbedding rope) {
             throw new UnsupportedOperationException("not yet");
         }
 
-        /** RMSNorm over each head's hd values, weights (hd), before RoPE. */
+        /**
+         * RMSNorm over each head's hd values, weights (hd), before RoPE.
+         *
+         * @param qWeight RMSNorm weights of the query heads {@code (hd)}
+         * @param kWeight RMSNorm weights of the key heads {@code (hd)}
+         * @param eps     added to the mean square
+         * @return this builder
+         */
         public Builder qkNorm(float[] qWeight, float[] kWeight, float eps) {
             throw new UnsupportedOperationException("not yet");
         }
 
-        /** Soft-cap of the scaled scores. */
+        /**
+         * Soft-cap of the scaled scores.
+         *
+         * @param cap the cap
+         * @return this builder
+         */
         public Builder softcap(float cap) {
             throw new UnsupportedOperationException("not yet");
         }
 
-        /** One sink logit per query head. */
+        /**
+         * One sink logit per query head.
+         *
+         * @param logits one logit per query head
+         * @return this builder
+         */
         public Builder sinks(float[] logits) {
             throw new UnsupportedOperationException("not yet");
         }
 
-        /** Whether the projections have biases; default true. */
+        /**
+         * Whether the projections have biases; default true.
+         *
+         * @param bias whether the projections have biases
+         * @return this builder
+         */
         public Builder bias(boolean bias) {
             this.bias = bias;
             return this;
@@ -305,6 +437,12 @@ public final class MultiHeadAttention {
          * Projection weights in {@code nn.Linear} layout {@code (out_features, in_features)},
          * row-major: wq {@code (H·hd, E)}, wk and wv {@code (KVH·hd, E)}, wo {@code (E, H·hd)}.
          * Copied at {@link #build()}.
+         *
+         * @param wq query projection {@code (H·hd, E)}
+         * @param wk key projection {@code (KVH·hd, keyDim)}
+         * @param wv value projection {@code (KVH·hd, valueDim)}
+         * @param wo output projection {@code (E, H·hd)}
+         * @return this builder
          */
         public Builder weights(float[] wq, float[] wk, float[] wv, float[] wo) {
             this.wq = Checks.notNull(wq, "wq");
@@ -320,6 +458,12 @@ public final class MultiHeadAttention {
          * for plain MHA), {@code in_proj_bias} likewise stacked, {@code out_proj.weight}
          * {@code (E, H·hd)} and {@code out_proj.bias} {@code (E)}. Biases may be null together (no
          * bias). Only for {@code keyDim == valueDim == embedDim}; otherwise use {@link #weights}.
+         *
+         * @param inProjWeight  {@code in_proj_weight (H·hd + 2·KVH·hd, E)}
+         * @param inProjBias    {@code in_proj_bias (H·hd + 2·KVH·hd)}, or null
+         * @param outProjWeight {@code out_proj.weight (E, H·hd)}
+         * @param outProjBias   {@code out_proj.bias (E)}, or null
+         * @return this builder
          */
         public Builder pytorchWeights(float[] inProjWeight, float[] inProjBias, float[] outProjWeight, float[] outProjBias) {
             Checks.notNull(inProjWeight, "inProjWeight");
@@ -348,6 +492,12 @@ public final class MultiHeadAttention {
          * {@code c}. {@code qkvWeight} is {@code (3·H·hd, E)} in {@code nn.Linear} layout,
          * {@code qkvBias} {@code (3·H·hd)} or null together with {@code outBias} (no bias). Only for
          * {@code kvHeads == numHeads}.
+         *
+         * @param qkvWeight fused q/k/v weight {@code (3·H·hd, E)}
+         * @param qkvBias   fused q/k/v bias {@code (3·H·hd)}, or null
+         * @param outWeight output projection {@code (E, H·hd)}
+         * @param outBias   output bias {@code (E)}, or null
+         * @return this builder
          */
         public Builder interleavedQkvWeights(float[] qkvWeight, float[] qkvBias, float[] outWeight, float[] outBias) {
             Checks.notNull(qkvWeight, "qkvWeight");
@@ -397,7 +547,15 @@ public final class MultiHeadAttention {
             return java.util.Arrays.copyOfRange(a, from, from + length);
         }
 
-        /** Projection biases: bq {@code (H·hd)}, bk and bv {@code (KVH·hd)}, bo {@code (E)}. Copied at {@link #build()}. */
+        /**
+         * Projection biases: bq {@code (H·hd)}, bk and bv {@code (KVH·hd)}, bo {@code (E)}. Copied at {@link #build()}.
+         *
+         * @param bq query bias {@code (H·hd)}
+         * @param bk key bias {@code (KVH·hd)}
+         * @param bv value bias {@code (KVH·hd)}
+         * @param bo output bias {@code (E)}
+         * @return this builder
+         */
         public Builder biases(float[] bq, float[] bk, float[] bv, float[] bo) {
             this.bq = Checks.notNull(bq, "bq");
             this.bk = Checks.notNull(bk, "bk");
@@ -411,6 +569,9 @@ public final class MultiHeadAttention {
          * follows PyTorch's bounds: Q/K/V weights Xavier-uniform over the stacked
          * {@code (H·hd + 2·KVH·hd, E)} matrix (each matrix on its own when keyDim or valueDim
          * differ from E), the output weight uniform in {@code ±1/√(H·hd)}, biases zero.
+         *
+         * @param seed the seed
+         * @return this builder
          */
         public Builder seed(long seed) {
             this.seed = seed;
@@ -421,6 +582,9 @@ public final class MultiHeadAttention {
          * Threads one forward call may use (default: available processors). Work is split into
          * independent blocks of rows and (head, query tile) pairs, each reduced in a fixed order,
          * so the output is bit-identical for every thread count.
+         *
+         * @param threads maximum number of threads, positive
+         * @return this builder
          */
         public Builder threads(int threads) {
             this.threads = Checks.positive(threads, "threads");
@@ -430,6 +594,7 @@ public final class MultiHeadAttention {
         /**
          * Validates the configuration and builds the module.
          *
+         * @return a new, immutable module
          * @throws IllegalArgumentException naming the offending setting, expected vs actual
          */
         public MultiHeadAttention build() {

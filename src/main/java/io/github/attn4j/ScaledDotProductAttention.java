@@ -27,7 +27,11 @@ public final class ScaledDotProductAttention {
         this.threads = b.threads;
     }
 
-    /** Starts a configured attention: scale, soft-cap, sinks and threads. */
+    /**
+     * Starts a configured attention: scale, soft-cap, sinks and threads.
+     *
+     * @return a builder with every option at its default
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -42,21 +46,36 @@ public final class ScaledDotProductAttention {
         private Builder() {
         }
 
-        /** Factor on {@code q·k}; default {@code 1/sqrt(d)}. Must be finite. */
+        /**
+         * Factor on {@code q·k}; default {@code 1/sqrt(d)}. Must be finite.
+         *
+         * @param scale the scale, finite
+         * @return this builder
+         */
         public Builder scale(float scale) {
             Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
             this.scale = scale;
             return this;
         }
 
-        /** Soft-cap {@code s -> cap * tanh(s / cap)}, after scaling, before biases and masks. Must be finite and positive. */
+        /**
+         * Soft-cap {@code s -> cap * tanh(s / cap)}, after scaling, before biases and masks. Must be finite and positive.
+         *
+         * @param cap the cap, finite and positive
+         * @return this builder
+         */
         public Builder softcap(float cap) {
             Checks.check(Float.isFinite(cap) && cap > 0, "softcap", "a finite positive value", cap);
             this.softcap = cap;
             return this;
         }
 
-        /** One logit per query head: {@code exp(logit)} joins the softmax denominator, with no value. Copied. */
+        /**
+         * One logit per query head: {@code exp(logit)} joins the softmax denominator, with no value. Copied.
+         *
+         * @param logits one finite logit per query head
+         * @return this builder
+         */
         public Builder sinks(float[] logits) {
             Checks.notNull(logits, "sinks");
             for (int h = 0; h < logits.length; h++) {
@@ -66,34 +85,76 @@ public final class ScaledDotProductAttention {
             return this;
         }
 
-        /** Threads one call may use; default: available processors. Results are bit-identical for every count. */
+        /**
+         * Threads one call may use; default: available processors. Results are bit-identical for every count.
+         *
+         * @param threads maximum number of threads, positive
+         * @return this builder
+         */
         public Builder threads(int threads) {
             this.threads = Checks.positive(threads, "threads");
             return this;
         }
 
+        /**
+         * Builds the attention with these options.
+         *
+         * @return a new, immutable attention
+         */
         public ScaledDotProductAttention build() {
             return new ScaledDotProductAttention(this);
         }
     }
 
-    /** Attention of {@code q (B,H,Lq,d)} over {@code k (B,KVH,Lk,d)}, {@code v (B,KVH,Lk,dv)}; returns {@code (B,H,Lq,dv)}. */
+    /**
+     * Attention of {@code q (B,H,Lq,d)} over {@code k (B,KVH,Lk,d)}, {@code v (B,KVH,Lk,dv)}; returns {@code (B,H,Lq,dv)}.
+     *
+     * @param q    queries {@code (B, H, Lq, d)}
+     * @param k    keys {@code (B, KVH, Lk, d)}
+     * @param v    values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to, see {@link AttentionMask}
+     * @return the output {@code (B, H, Lq, dv)}
+     */
     public Tensor attend(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Attention of {@code q (B,H,T,d)}, the T newest cached tokens of every row, over the cache, causal per row. */
+    /**
+     * Attention of {@code q (B,H,T,d)}, the T newest cached tokens of every row, over the cache, causal per row.
+     *
+     * @param q     queries of the T newest cached tokens {@code (B, H, T, d)}
+     * @param cache the keys and values, the new tokens already appended
+     * @param mask  joined with the causal mask
+     * @return the output {@code (B, H, T, d)}
+     */
     public Tensor attend(Tensor q, KvCache cache, AttentionMask mask) {
         throw new UnsupportedOperationException("not yet");
     }
 
-    /** Attention with the default scale {@code 1 / sqrt(d)}. */
+    /**
+     * Attention with the default scale {@code 1 / sqrt(d)}.
+     *
+     * @param q    queries {@code (B, H, Lq, d)}
+     * @param k    keys {@code (B, KVH, Lk, d)}
+     * @param v    values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to, see {@link AttentionMask}
+     * @return the output {@code (B, H, Lq, dv)}
+     */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
         Checks.rank(q, 4, "q", "(B, H, Lq, d)");
         return apply(q, k, v, mask, (float) (1.0 / Math.sqrt(q.dim(3))));
     }
 
-    /** Attention with an explicit scale applied to {@code Q Kᵀ} before masking, on all available processors. */
+    /**
+     * Attention with an explicit scale applied to {@code Q Kᵀ} before masking, on all available processors.
+     *
+     * @param q     queries {@code (B, H, Lq, d)}
+     * @param k     keys {@code (B, KVH, Lk, d)}
+     * @param v     values {@code (B, KVH, Lk, dv)}
+     * @param mask  which keys each query attends to, see {@link AttentionMask}
+     * @param scale factor applied to {@code Q Kᵀ}
+     * @return the output {@code (B, H, Lq, dv)}
+     */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
         return apply(q, k, v, mask, scale, Runtime.getRuntime().availableProcessors());
     }
@@ -101,6 +162,14 @@ public final class ScaledDotProductAttention {
     /**
      * Attention on up to {@code threads} threads; the result is bit-identical for every thread
      * count.
+     *
+     * @param q       queries {@code (B, H, Lq, d)}
+     * @param k       keys {@code (B, KVH, Lk, d)}
+     * @param v       values {@code (B, KVH, Lk, dv)}
+     * @param mask    which keys each query attends to, see {@link AttentionMask}
+     * @param scale   factor applied to {@code Q Kᵀ}
+     * @param threads maximum number of threads, positive
+     * @return the output {@code (B, H, Lq, dv)}
      */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, int threads) {
         return run(q, k, v, mask, scale, false, Checks.positive(threads, "threads")).output();
@@ -109,6 +178,13 @@ public final class ScaledDotProductAttention {
     /**
      * Attention that also returns the softmax weights {@code (B, H, Lq, Lk)}; the weights are
      * materialized, so memory grows with {@code Lq * Lk}.
+     *
+     * @param q     queries {@code (B, H, Lq, d)}
+     * @param k     keys {@code (B, KVH, Lk, d)}
+     * @param v     values {@code (B, KVH, Lk, dv)}
+     * @param mask  which keys each query attends to, see {@link AttentionMask}
+     * @param scale factor applied to {@code Q Kᵀ}
+     * @return the output {@code (B, H, Lq, dv)} and the weights {@code (B, H, Lq, Lk)}
      */
     public static AttentionOutput applyWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
         return run(q, k, v, mask, scale, true, Runtime.getRuntime().availableProcessors());
