@@ -18,6 +18,10 @@ public final class Embedding {
     /**
      * Wraps a row-major table of {@code vocabSize * dim} floats (no copy).
      *
+     * @param table     row-major {@code (vocabSize, dim)} floats, used without a copy
+     * @param vocabSize number of token ids (rows)
+     * @param dim       width of each vector
+     * @return the embedding
      * @throws IllegalArgumentException if a size is not positive or the table length differs
      */
     public static Embedding of(float[] table, int vocabSize, int dim) {
@@ -28,12 +32,20 @@ public final class Embedding {
         return new Embedding(table, vocabSize, dim);
     }
 
-    /** Vocabulary size. */
+    /**
+     * Vocabulary size.
+     *
+     * @return the number of token ids
+     */
     public int vocabSize() {
         return vocabSize;
     }
 
-    /** Width of each embedding vector. */
+    /**
+     * Width of each embedding vector.
+     *
+     * @return the width of each vector
+     */
     public int dim() {
         return dim;
     }
@@ -42,6 +54,8 @@ public final class Embedding {
      * Looks up token ids {@code [B][L]} (rows of equal length, see {@link #pad}) and returns
      * {@code (B, L, dim)}.
      *
+     * @param tokenIds token ids {@code [B][L]}, rows of equal length
+     * @return the vectors {@code (B, L, dim)}, a new tensor
      * @throws IllegalArgumentException for ragged rows or ids outside {@code [0, vocabSize)}
      */
     public Tensor lookup(int[][] tokenIds) {
@@ -71,7 +85,13 @@ public final class Embedding {
         return Tensor.of(out, batch, length, dim);
     }
 
-    /** Pads ragged rows on the right with {@code padId} to the length of the longest row. */
+    /**
+     * Pads ragged rows on the right with {@code padId} to the length of the longest row.
+     *
+     * @param ragged rows of token ids of any lengths
+     * @param padId  the id appended to the shorter rows
+     * @return new rows, all of the longest row's length
+     */
     public static int[][] pad(int[][] ragged, int padId) {
         Checks.notNull(ragged, "ragged");
         int longest = 0;

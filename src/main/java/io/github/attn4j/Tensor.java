@@ -49,6 +49,9 @@ public final class Tensor {
      * segments are accepted, read-only ones too, with any alignment. The segment must stay alive
      * (its arena open) while the tensor is used.
      *
+     * @param segment the floats, 4 bytes per element
+     * @param shape   the dimensions
+     * @return a tensor over {@code segment}
      * @throws NullPointerException     if {@code segment} or {@code shape} is null
      * @throws IllegalArgumentException if the shape is empty, has a negative dim, holds more than
      *                                  {@code Integer.MAX_VALUE - 8} elements, or the segment's
@@ -70,6 +73,9 @@ public final class Tensor {
     /**
      * Wraps {@code data} (no copy) as a tensor of the given shape.
      *
+     * @param data  the elements, row-major
+     * @param shape the dimensions
+     * @return a tensor over {@code data}
      * @throws NullPointerException     if {@code data} or {@code shape} is null
      * @throws IllegalArgumentException if the shape is empty, has a negative dim, or its element
      *                                  count differs from {@code data.length}
@@ -83,35 +89,62 @@ public final class Tensor {
         return new Tensor(data, s);
     }
 
-    /** A new tensor of zeros. */
+    /**
+     * A new tensor of zeros.
+     *
+     * @param shape the dimensions
+     * @return a new tensor of that shape
+     */
     public static Tensor zeros(int... shape) {
         int[] s = validShape(shape);
         return new Tensor(new float[Checks.elementCount("shape", toLongs(s))], s);
     }
 
-    /** A copy of the shape. */
+    /**
+     * A copy of the shape.
+     *
+     * @return the dimensions, a copy
+     */
     public int[] shape() {
         return shape.clone();
     }
 
-    /** Number of dimensions. */
+    /**
+     * Number of dimensions.
+     *
+     * @return the number of dimensions
+     */
     public int rank() {
         return shape.length;
     }
 
-    /** Size of dimension {@code axis}; negative axes count from the end, as in PyTorch. */
+    /**
+     * Size of dimension {@code axis}; negative axes count from the end, as in PyTorch.
+     *
+     * @param axis dimension index, negative from the end
+     * @return the size of that dimension
+     */
     public int dim(int axis) {
         int a = axis < 0 ? axis + shape.length : axis;
         Checks.check(a >= 0 && a < shape.length, "axis", "a value in [" + -shape.length + ", " + shape.length + ")", axis);
         return shape[a];
     }
 
-    /** Number of elements. */
+    /**
+     * Number of elements.
+     *
+     * @return the number of elements
+     */
     public int size() {
         return size;
     }
 
-    /** The element at a full index (one coordinate per dimension). */
+    /**
+     * The element at a full index (one coordinate per dimension).
+     *
+     * @param index one coordinate per dimension
+     * @return the element
+     */
     public float get(int... index) {
         Checks.notNull(index, "index");
         Checks.check(index.length == shape.length, "index", shape.length + " coordinates for shape "
@@ -127,12 +160,21 @@ public final class Tensor {
         return data != null ? data[flat] : segment.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, flat);
     }
 
-    /** A row-major copy of the elements. */
+    /**
+     * A row-major copy of the elements.
+     *
+     * @return a new array of the elements in row-major order
+     */
     public float[] toArray() {
         return data != null ? data.clone() : segment.toArray(ValueLayout.JAVA_FLOAT_UNALIGNED);
     }
 
-    /** A tensor over the same data with another shape of the same element count (no copy). */
+    /**
+     * A tensor over the same data with another shape of the same element count (no copy).
+     *
+     * @param newShape the new dimensions, same element count
+     * @return a tensor sharing this tensor's data
+     */
     public Tensor reshape(int... newShape) {
         int[] s = validShape(newShape);
         Checks.check(count(s) == size, "newShape", "element count " + size + " (shape "

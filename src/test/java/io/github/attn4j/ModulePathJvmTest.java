@@ -55,7 +55,6 @@ class ModulePathJvmTest {
             import java.io.DataInputStream;
             import java.io.FileInputStream;
             import java.io.IOException;
-import java.io.PrintWriter;
 
             public final class ModuleProbe {
                 public static void main(String[] args) throws IOException {

@@ -19,39 +19,14 @@ import java.util.Objects;
  *             micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
  * </pre>
  *
- * <p>Block sizes ({@link Blocking#DEFAULT}) for the target machine: AMD Zen 4 (EPYC), 16 float
- * lanes, L1d 32 KiB and L2 1 MiB per core (sysfs; not the 48 KiB L1d first assumed), so
- * MR = 6 and NR = 32. Zen 4 executes a 512-bit FMA in two 256-bit halves: one vector FMA per
- * cycle, about 117 GFLOP/s per core (FmaPeakBenchmark). At that rate a micro-kernel step (12
- * FMAs, 12 cycles) needs 128 bytes of B and 24 of A. Figures below are JMH medians of
- * GemmBenchmark (prepacked B, one thread) as a share of FmaPeakBenchmark in the same run.
- * <ul>
- *   <li><b>Packed A micro-panels</b> ({@link Packing#packA}, {@link MicroKernel#packedBlock}):
- *       each step reads the six elements of A at constant offsets from one index. On an
- *       L1-resident panel the micro-kernel went from 108 GFLOP/s (six row pointers) to 115.</li>
- *   <li><b>NB = 256</b>, with jr inside ir: the A micro-panel ({@code MR * KC * 4 = 12 KiB})
- *       stays in L1 while it sweeps eight B micro-panels, and that group of B
- *       ({@code KC * NB * 4 = 512 KiB}) stays in L2 while the whole A block sweeps it. The
- *       earlier order (ir inside jr) streamed both a 64 KiB B micro-panel and every A micro-panel
- *       from L2. Together with the packed A micro-panels: 512^3 from 86.6 to 91.2% of the
- *       ceiling, 2048^3 from 83.0 to 89.8%, the 512 x 1536 projection from 86.1 to 93.7%. NB = 128
- *       and 512 measured within noise of 256 (2 to 3%).</li>
- *   <li><b>KC = 512</b>: deep K blocks, so C makes few round trips to L3 or memory (one for
- *       K = 512). Before the column groups, KC = 256 was 5 to 18% slower on every shape, KC = 128
- *       slower still, 768 and 1024 no better than 512.</li>
- *   <li><b>MC = 264</b>: the packed A block {@code MC * KC * 4 = 528 KiB}; each of its
- *       micro-panels is read once per column group, from L2 or L3. MC from 144 to 312 measured
- *       the same within noise (about 3%), and so did 528 and 1032 with the column groups; 264
- *       splits M = 512 into two nearly equal blocks.</li>
- *   <li><b>NC = 2048</b>: the packed B block {@code KC * NC * 4 = 4 MiB} lives in the shared
- *       L3. NC mainly bounds the per-thread B buffer: the attention weights are at most a few
- *       thousand columns wide, and NC = 512 or 768 was not faster on the 512 x 1536 projection.
- *       At 2048^3 NC = 512 was slower (171.2 and 171.1 ms against 193.3 and 207.7, alternating
- *       runs): every A block is packed once per column block, four times as often.</li>
- *   <li><b>No touch-ahead of C</b>: loading one element per row of the next micro-tile of C
- *       before each micro-kernel call, as a software prefetch, made 2048^3 slower (181.7 and
- *       177.1 ms against 207.3 and 200.9, alternating runs).</li>
- * </ul>
+ * <p>Block sizes ({@link Blocking#DEFAULT}), for the development machine (AMD Zen 4: L1d 32 KiB
+ * and L2 1 MiB per core, 32 MiB shared L3): MR = 6 rows by NR = 2 vectors (32 floats with 16
+ * lanes) in the micro-kernel's registers; KC = 512, so C makes few round trips to memory; NB =
+ * 256, so an A micro-panel ({@code MR x KC}, 12 KiB) stays in L1 while it sweeps a group of B
+ * micro-panels and that group ({@code KC x NB}, 512 KiB) stays in L2 while the packed A block
+ * sweeps it; MC = 264 (A block {@code MC x KC}, 528 KiB); NC = 2048 (B block {@code KC x NC},
+ * 4 MiB, in L3). The measurements behind each size, and the variants that were tried and
+ * dropped, are in {@code jmh/README.md} ("GEMM tuning").
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
  * summed by one micro-kernel call), whatever the blocking of M and N. {@link #rowBlocks} computes

@@ -42,17 +42,56 @@ public final class ReferenceAttention {
      * multi-head attention layer: wq {@code (H·hd, E)}, wk {@code (KVH·hd, keyDim)}, wv
      * {@code (KVH·hd, valueDim)}, wo {@code (E, H·hd)}. Each bias may be null on its own,
      * meaning that projection has no bias (the same as zeros). Arrays are used as given.
+     *
+     * @param embedDim model width E
+     * @param numHeads number of query heads H
+     * @param kvHeads  number of key/value heads KVH, a divisor of H
+     * @param headDim  head width hd
+     * @param keyDim   width of the keys fed in
+     * @param valueDim width of the values fed in
+     * @param scale    factor applied to {@code Q Kᵀ}
+     * @param wq       query projection {@code (H·hd, E)}
+     * @param wk       key projection {@code (KVH·hd, keyDim)}
+     * @param wv       value projection {@code (KVH·hd, valueDim)}
+     * @param wo       output projection {@code (E, H·hd)}
+     * @param bq       query bias {@code (H·hd)}, or null
+     * @param bk       key bias {@code (KVH·hd)}, or null
+     * @param bv       value bias {@code (KVH·hd)}, or null
+     * @param bo       output bias {@code (E)}, or null
      */
     public record Parameters(int embedDim, int numHeads, int kvHeads, int headDim, int keyDim, int valueDim, float scale,
                              float[] wq, float[] wk, float[] wv, float[] wo,
                              float[] bq, float[] bk, float[] bv, float[] bo) {
-        /** Parameters whose keys and values have width {@code embedDim}. */
+        /**
+         * Parameters whose keys and values have width {@code embedDim}.
+         *
+         * @param embedDim model width E
+         * @param numHeads number of query heads H
+         * @param kvHeads  number of key/value heads KVH, a divisor of H
+         * @param headDim  head width hd
+         * @param scale    factor applied to {@code Q Kᵀ}
+         * @param wq       query projection {@code (H·hd, E)}
+         * @param wk       key projection {@code (KVH·hd, E)}
+         * @param wv       value projection {@code (KVH·hd, E)}
+         * @param wo       output projection {@code (E, H·hd)}
+         * @param bq       query bias {@code (H·hd)}, or null
+         * @param bk       key bias {@code (KVH·hd)}, or null
+         * @param bv       value bias {@code (KVH·hd)}, or null
+         * @param bo       output bias {@code (E)}, or null
+         */
         public Parameters(int embedDim, int numHeads, int kvHeads, int headDim, float scale,
                           float[] wq, float[] wk, float[] wv, float[] wo,
                           float[] bq, float[] bk, float[] bv, float[] bo) {
             this(embedDim, numHeads, kvHeads, headDim, embedDim, embedDim, scale, wq, wk, wv, wo, bq, bk, bv, bo);
         }
 
+        /**
+         * Checks the shape and the array lengths.
+         *
+         * @throws IllegalArgumentException if a size is not positive, kvHeads does not divide
+         *                                  numHeads, or an array has the wrong length
+         * @throws NullPointerException     if a weight is null
+         */
         public Parameters {
             positive(embedDim, "embedDim");
             positive(keyDim, "keyDim");
@@ -127,6 +166,13 @@ public final class ReferenceAttention {
      * Multi-head attention of {@code query (B, Lq, E)} over {@code key (B, Lk, keyDim)} and
      * {@code value (B, Lk, valueDim)}: output {@code (B, Lq, E)} and per-head weights
      * {@code (B, H, Lq, Lk)}.
+     *
+     * @param query queries {@code (B, Lq, E)}
+     * @param key   keys {@code (B, Lk, keyDim)}
+     * @param value values {@code (B, Lk, valueDim)}
+     * @param mask  which keys each query attends to, see {@link AttentionMask}
+     * @param p     the layer's shape and weights
+     * @return the output {@code (B, Lq, E)} and the weights {@code (B, H, Lq, Lk)}
      */
     public static AttentionOutput multiHead(Tensor query, Tensor key, Tensor value, AttentionMask mask, Parameters p) {
         return multiHead(query, key, value, mask, p, DecoderOptions.none());
@@ -220,6 +266,13 @@ public final class ReferenceAttention {
      * Scaled dot-product attention of {@code q (B, H, Lq, d)} over {@code k (B, KVH, Lk, d)},
      * {@code v (B, KVH, Lk, dv)}, query head {@code h} reading key/value head
      * {@code h / (H / KVH)}: output {@code (B, H, Lq, dv)} and weights {@code (B, H, Lq, Lk)}.
+     *
+     * @param q     queries {@code (B, H, Lq, d)}
+     * @param k     keys {@code (B, KVH, Lk, d)}
+     * @param v     values {@code (B, KVH, Lk, dv)}
+     * @param mask  which keys each query attends to, see {@link AttentionMask}
+     * @param scale factor applied to {@code Q Kᵀ}
+     * @return the output {@code (B, H, Lq, dv)} and the weights {@code (B, H, Lq, Lk)}
      */
     public static AttentionOutput scaledDotProduct(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
         return scaledDotProduct(q, k, v, mask, ScoreOptions.scaled(scale));
