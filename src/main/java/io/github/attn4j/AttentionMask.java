@@ -249,11 +249,6 @@ public final class AttentionMask {
         return parts;
     }
 
-    /** Whether this mask has no parts. */
-    public boolean isNone() {
-        return parts.isEmpty();
-    }
-
     /**
      * Checks that every part fits scores of shape {@code (batch, heads, queries, keys)}.
      *
@@ -286,15 +281,51 @@ public final class AttentionMask {
      * {@link #checkApplicable} first. Tensors are referenced with broadcast strides, not copied.
      */
     ScoreMask toScoreMask(int batch, int heads, int queries, int keys) {
-        boolean causal = false;
-        int shift = Integer.MAX_VALUE;
+        int[] rowKeys = new int[batch];
+        int[] rowQueries = new int[batch];
+        Arrays.fill(rowKeys, keys);
+        Arrays.fill(rowQueries, queries);
+        return toScoreMask(batch, queries, keys, rowKeys, rowQueries);
+    }
+
+    /**
+     * This mask in the kernels' form for ragged rows: batch row {@code b} has {@code rowKeys[b]}
+     * keys and {@code rowQueries[b]} real queries (the rest attend nothing), its query {@code t}
+     * at position {@code rowKeys[b] - rowQueries[b] + t} (end alignment per row), which the causal
+     * limit, the sliding window and ALiBi distances use. Tensor parts are read with {@code keys}
+     * (the longest row) as Lk and {@code queries} as Lq; call {@link #checkApplicable} with those
+     * first.
+     */
+    ScoreMask toScoreMask(int batch, int queries, int keys, int[] rowKeys, int[] rowQueries) {
+        int[] origin = new int[batch];
+        for (int b = 0; b < batch; b++) {
+            origin[b] = rowKeys[b] - rowQueries[b];
+        }
+        int[] causalShift = null;
+        int window = 0;
+        float[] slopes = null;
         List<ScoreMask.RowSource> keepRows = new ArrayList<>();
         List<ScoreMask.RowSource> biasRows = new ArrayList<>();
         for (Part part : parts) {
             switch (part) {
                 case Causal c -> {
-                    causal = true;
-                    shift = Math.min(shift, c.endAligned() ? keys - queries : 0);
+                    if (causalShift == null) {
+                        causalShift = new int[batch];
+                        Arrays.fill(causalShift, Integer.MAX_VALUE);
+                    }
+                    for (int b = 0; b < batch; b++) {
+                        causalShift[b] = Math.min(causalShift[b], c.endAligned() ? origin[b] : 0);
+                    }
+                }
+                case SlidingWindow w -> window = window == 0 ? w.window() : Math.min(window, w.window());
+                case Alibi a -> {
+                    if (slopes == null) {
+                        slopes = a.slopes.clone();
+                    } else {
+                        for (int h = 0; h < slopes.length; h++) {
+                            slopes[h] += a.slopes[h];
+                        }
+                    }
                 }
                 case KeyPadding p -> {
                     float[] flags = new float[Checks.elementCount("mask.keyPadding", batch, keys)];
@@ -307,23 +338,9 @@ public final class AttentionMask {
                 }
                 case Keep k -> keepRows.add(rowSource(k.keep()));
                 case Additive a -> biasRows.add(rowSource(a.bias()));
-                case SlidingWindow w -> throw new UnsupportedOperationException("not yet");
-                case Alibi a -> throw new UnsupportedOperationException("not yet");
             }
         }
-        return new ScoreMask(causal, causal ? shift : 0, keepRows, biasRows);
-    }
-
-    /**
-     * SKELETON: this mask in the kernels' form for ragged rows: batch row {@code b} has
-     * {@code rowKeys[b]} keys and {@code rowQueries[b]} valid queries (queries at and past it are
-     * left out: no key, zero output), its query {@code t} at position
-     * {@code rowKeys[b] - rowQueries[b] + t} (end alignment per row). Tensor parts are read with
-     * {@code keys} (the longest row) as Lk and {@code queries} as Lq; call {@link #checkApplicable}
-     * with those first.
-     */
-    ScoreMask toScoreMask(int batch, int heads, int queries, int keys, int[] rowKeys, int[] rowQueries) {
-        throw new UnsupportedOperationException("not yet");
+        return new ScoreMask(origin, rowQueries, causalShift, window, slopes, keepRows, biasRows);
     }
 
     private static ScoreMask.RowSource rowSource(Tensor t) {

@@ -4,14 +4,21 @@ import io.github.attn4j.kernel.HeadLayout;
 import io.github.attn4j.kernel.KeyValuePanels;
 
 /**
- * Projected keys and values of the tokens a {@link MultiHeadAttention} has seen so far, per batch
- * row, for incremental decoding with {@link MultiHeadAttention#forwardCached}. Each (batch row,
- * key/value head) keeps its keys and values in the attention kernel's packed panel layout, so a
- * decoding step appends its token and reads the cache in place, with no repacking; the room
- * doubles when a call needs more.
+ * Keys and values of the tokens seen so far, per batch row and key/value head, for incremental
+ * decoding with {@link MultiHeadAttention#forwardCached} or
+ * {@link ScaledDotProductAttention#attend(Tensor, KvCache, AttentionMask)}. Each (row, kv head)
+ * keeps its keys and values in the attention kernel's packed panel layout, so a decoding step
+ * appends its tokens and reads the cache in place, with no repacking; a row's room doubles when
+ * an append needs more.
  *
- * <p>A cache is mutable and belongs to the module that made it: use it from one thread at a
- * time (the module itself may be shared).
+ * <p><b>Rows are independent sequences.</b> Each batch row has its own length: an append may
+ * give rows different numbers of tokens ({@link #append(Tensor, Tensor, int[])}, 0 lets a row
+ * sit out), {@link #truncate(int, int)} rolls one row back and {@link #reset(int)} empties its
+ * slot for a new sequence. Attention over the cache gives each row what it would get alone, and
+ * costs what its own length costs (no padding to the longest row): many conversations can be
+ * decoded in one call (continuous batching).
+ *
+ * <p>A cache is mutable: use it from one thread at a time (modules may be shared).
  */
 public final class KvCache {
     private final MultiHeadAttention owner;
@@ -19,60 +26,35 @@ public final class KvCache {
     private final int heads;
     private final int headDim;
     private final KeyValuePanels[] panels;
-    private int capacity;
-    private int length;
+    private final int[] lengths;
 
-    KvCache(MultiHeadAttention owner, int batch, int capacity, int heads, int headDim) {
+    KvCache(MultiHeadAttention owner, int batch, int heads, int headDim, int capacity) {
+        Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
+        Checks.check(capacity >= 0, "capacity", "a non-negative capacity", capacity);
         this.owner = owner;
         this.batch = batch;
         this.heads = heads;
         this.headDim = headDim;
-        this.capacity = capacity;
         checkCapacity("capacity", capacity, headDim);
         this.panels = new KeyValuePanels[Checks.elementCount("cache (B, KVH)", batch, heads)];
         for (int i = 0; i < panels.length; i++) {
             panels[i] = new KeyValuePanels(headDim, headDim, capacity);
         }
+        this.lengths = new int[batch];
     }
 
-    /** A standalone cache (for {@link ScaledDotProductAttention#attend(Tensor, KvCache, AttentionMask)} users). */
+    /**
+     * A cache of {@code batch} rows, {@code kvHeads} key/value heads of width {@code headDim},
+     * with room for {@code capacity} tokens per row before it grows: for callers of
+     * {@link ScaledDotProductAttention#attend(Tensor, KvCache, AttentionMask)}, who append their
+     * own keys and values. {@link MultiHeadAttention#forwardCached} accepts it too when the
+     * heads and width match.
+     *
+     * @throws IllegalArgumentException if {@code batch} or {@code capacity} is negative, or
+     *                                  {@code kvHeads} or {@code headDim} is not positive
+     */
     public static KvCache create(int batch, int kvHeads, int headDim, int capacity) {
-        throw new UnsupportedOperationException("not yet");
-    }
-
-    /** Number of tokens row {@code row} holds. */
-    public int length(int row) {
-        throw new UnsupportedOperationException("not yet");
-    }
-
-    /** Appends {@code k, v (B, KVH, T, d)}: T tokens to every row. */
-    public void append(Tensor k, Tensor v) {
-        throw new UnsupportedOperationException("not yet");
-    }
-
-    /** Row {@code b} appends the first {@code tokens[b]} of its T tokens (0: the row sits out). */
-    public void append(Tensor k, Tensor v, int[] tokens) {
-        throw new UnsupportedOperationException("not yet");
-    }
-
-    /** Forgets row {@code row}'s tokens from {@code newLength} on. */
-    public void truncate(int row, int newLength) {
-        throw new UnsupportedOperationException("not yet");
-    }
-
-    /** Empties row {@code row}: its slot starts a new sequence. */
-    public void reset(int row) {
-        throw new UnsupportedOperationException("not yet");
-    }
-
-    /** Number of cached tokens per batch row. */
-    public int length() {
-        return length;
-    }
-
-    /** Tokens per batch row the cache holds before it grows. */
-    public int capacity() {
-        return capacity;
+        return new KvCache(null, batch, Checks.positive(kvHeads, "kvHeads"), Checks.positive(headDim, "headDim"), capacity);
     }
 
     /** Number of batch rows. */
@@ -80,63 +62,7 @@ public final class KvCache {
         return batch;
     }
 
-    /**
-     * Forgets every token from position {@code newLength} on (for rolling back a speculative or
-     * rejected continuation); the capacity stays.
-     *
-     * @throws IllegalArgumentException unless {@code 0 <= newLength <= length()}
-     */
-    public void truncate(int newLength) {
-        Checks.check(newLength >= 0 && newLength <= length, "newLength", "a length in [0, " + length + "]", newLength);
-        for (KeyValuePanels p : panels) {
-            p.truncate(newLength);
-        }
-        length = newLength;
-    }
-
-    MultiHeadAttention owner() {
-        return owner;
-    }
-
-    /** Checks that {@code tokens} more tokens fit the size limits, before anything is computed. */
-    void checkRoom(int tokens) {
-        checkCapacity("cached length + new tokens", (long) length + tokens, headDim);
-    }
-
-    /**
-     * Appends the keys and values of {@code k.length()} new tokens per batch row, packed straight
-     * into the panels the attention kernel reads.
-     */
-    void append(HeadLayout k, HeadLayout v) {
-        for (int b = 0; b < batch; b++) {
-            for (int g = 0; g < heads; g++) {
-                panels[b * heads + g].append(k, v, b, g);
-            }
-        }
-        length += k.length();
-        capacity = panels.length > 0 ? panels[0].capacity() : Math.max(capacity, length);
-    }
-
-    private static void checkCapacity(String name, long tokens, int headDim) {
-        int max = KeyValuePanels.maxCapacity(headDim, headDim, Checks.MAX_ELEMENTS);
-        Checks.check(tokens <= max, name, "at most " + max + " tokens (each (batch, kv head) keeps its keys and values"
-                + " in arrays of at most " + Checks.MAX_ELEMENTS + " floats)", tokens);
-    }
-
-    /**
-     * SKELETON: appends, for each batch row b, the first {@code tokens[b]} tokens of the layouts
-     * (all rows when {@code tokens} is null), already validated.
-     */
-    void append(HeadLayout k, HeadLayout v, int[] tokens) {
-        throw new UnsupportedOperationException("not yet");
-    }
-
-    /** Checks that row b can take {@code tokens[b]} more tokens (every row {@code t} when tokens is null). */
-    void checkRoom(int t, int[] tokens) {
-        throw new UnsupportedOperationException("not yet");
-    }
-
-    /** Number of kv heads. */
+    /** Number of key/value heads. */
     public int kvHeads() {
         return heads;
     }
@@ -146,8 +72,165 @@ public final class KvCache {
         return headDim;
     }
 
-    /** The packed keys and values, one per (batch, kv head) at {@code b * KVH + g}. */
+    /**
+     * Number of tokens row {@code row} holds.
+     *
+     * @throws IllegalArgumentException if {@code row} is not in {@code [0, batch())}
+     */
+    public int length(int row) {
+        checkRow(row);
+        return lengths[row];
+    }
+
+    /** The longest row's number of tokens (every row's, when all rows took every token). */
+    public int length() {
+        int max = 0;
+        for (int len : lengths) {
+            max = Math.max(max, len);
+        }
+        return max;
+    }
+
+    /** Tokens the smallest row holds before it grows. */
+    public int capacity() {
+        int min = Integer.MAX_VALUE;
+        for (KeyValuePanels p : panels) {
+            min = Math.min(min, p.capacity());
+        }
+        return panels.length == 0 ? 0 : min;
+    }
+
+    /**
+     * Appends {@code k, v} {@code (B, KVH, T, headDim)}: T tokens to every row.
+     *
+     * @throws IllegalArgumentException if the shapes do not match the cache or a row would pass
+     *                                  the size limit
+     */
+    public void append(Tensor k, Tensor v) {
+        append(k, v, null);
+    }
+
+    /**
+     * Appends to row {@code b} the first {@code tokens[b]} of the T tokens of {@code k, v}
+     * {@code (B, KVH, T, headDim)}; 0 lets the row sit out.
+     *
+     * @throws IllegalArgumentException if the shapes do not match the cache, {@code tokens} has
+     *                                  not one entry per row, an entry is outside {@code [0, T]},
+     *                                  or a row would pass the size limit
+     */
+    public void append(Tensor k, Tensor v, int[] tokens) {
+        Checks.rank(k, 4, "k", "(B, KVH, T, headDim)");
+        Checks.rank(v, 4, "v", "(B, KVH, T, headDim)");
+        Checks.dim(k, 0, batch, "k", "batch B of the cache");
+        Checks.dim(k, 1, heads, "k", "kvHeads of the cache");
+        Checks.dim(k, 3, headDim, "k", "headDim of the cache");
+        Checks.check(java.util.Arrays.equals(v.shape(), k.shape()), "v", "the shape of k " + java.util.Arrays.toString(k.shape()),
+                java.util.Arrays.toString(v.shape()));
+        int t = k.dim(2);
+        checkTokens(tokens, t);
+        checkRoom(t, tokens);
+        append(HeadLayout.headsMajor(k.data(), batch, heads, t, headDim),
+                HeadLayout.headsMajor(v.data(), batch, heads, t, headDim), tokens);
+    }
+
+    /**
+     * Forgets row {@code row}'s tokens from position {@code newLength} on (rolling back a
+     * rejected continuation); its room stays.
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= row < batch()} and
+     *                                  {@code 0 <= newLength <= length(row)}
+     */
+    public void truncate(int row, int newLength) {
+        checkRow(row);
+        Checks.check(newLength >= 0 && newLength <= lengths[row], "newLength",
+                "a length in [0, " + lengths[row] + "] (row " + row + ")", newLength);
+        for (int g = 0; g < heads; g++) {
+            panels[row * heads + g].truncate(newLength);
+        }
+        lengths[row] = newLength;
+    }
+
+    /**
+     * Forgets every row's tokens from position {@code newLength} on.
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= newLength <= length(b)} for every row b
+     */
+    public void truncate(int newLength) {
+        int shortest = Integer.MAX_VALUE;
+        for (int len : lengths) {
+            shortest = Math.min(shortest, len);
+        }
+        Checks.check(newLength >= 0 && newLength <= (batch == 0 ? 0 : shortest), "newLength",
+                "a length in [0, " + (batch == 0 ? 0 : shortest) + "]", newLength);
+        for (int b = 0; b < batch; b++) {
+            truncate(b, newLength);
+        }
+    }
+
+    /**
+     * Empties row {@code row}: its slot starts a new sequence; its room stays.
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= row < batch()}
+     */
+    public void reset(int row) {
+        truncate(row, 0);
+    }
+
+    /** The module that made this cache, or null for a standalone one. */
+    MultiHeadAttention owner() {
+        return owner;
+    }
+
+    /** Each row's number of tokens (a copy). */
+    int[] lengths() {
+        return lengths.clone();
+    }
+
+    /** Checks {@code tokens}: null, or one count in {@code [0, t]} per row. */
+    void checkTokens(int[] tokens, int t) {
+        if (tokens == null) {
+            return;
+        }
+        Checks.check(tokens.length == batch, "tokens", "one count per batch row (" + batch + ")", "length " + tokens.length);
+        for (int b = 0; b < batch; b++) {
+            Checks.check(tokens[b] >= 0 && tokens[b] <= t, "tokens[" + b + "]", "a count in [0, T = " + t + "]", tokens[b]);
+        }
+    }
+
+    /** Checks that row b can take {@code tokens[b]} more tokens (every row {@code t} when tokens is null), before anything is computed. */
+    void checkRoom(int t, int[] tokens) {
+        for (int b = 0; b < batch; b++) {
+            checkCapacity("length(" + b + ") + new tokens", (long) lengths[b] + (tokens == null ? t : tokens[b]), headDim);
+        }
+    }
+
+    /**
+     * Appends, for each batch row b, the first {@code tokens[b]} tokens of the layouts (all of
+     * them when {@code tokens} is null), packed straight into the panels the kernel reads; the
+     * counts are already checked.
+     */
+    void append(HeadLayout k, HeadLayout v, int[] tokens) {
+        for (int b = 0; b < batch; b++) {
+            int count = tokens == null ? k.length() : tokens[b];
+            for (int g = 0; g < heads; g++) {
+                panels[b * heads + g].append(k, v, b, g, count);
+            }
+            lengths[b] += count;
+        }
+    }
+
+    /** The packed keys and values, one per (batch row, kv head) at {@code b * KVH + g}. */
     KeyValuePanels[] panels() {
         return panels;
+    }
+
+    private void checkRow(int row) {
+        Checks.check(row >= 0 && row < batch, "row", "a batch row in [0, " + batch + ")", row);
+    }
+
+    private static void checkCapacity(String name, long tokens, int headDim) {
+        int max = KeyValuePanels.maxCapacity(headDim, headDim, Checks.MAX_ELEMENTS);
+        Checks.check(tokens <= max, name, "at most " + max + " tokens (each (batch, kv head) keeps its keys and values"
+                + " in arrays of at most " + Checks.MAX_ELEMENTS + " floats)", tokens);
     }
 }

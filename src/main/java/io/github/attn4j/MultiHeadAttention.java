@@ -123,7 +123,7 @@ public final class MultiHeadAttention {
     public KvCache newKvCache(int batch, int capacity) {
         Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
         Checks.check(capacity >= 0, "capacity", "a non-negative capacity", capacity);
-        return new KvCache(this, batch, capacity, kvHeads, headDim);
+        return new KvCache(this, batch, kvHeads, headDim, capacity);
     }
 
     /**
@@ -148,19 +148,22 @@ public final class MultiHeadAttention {
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
         int width = qkv.outFeatures;
-        cache.checkRoom(tokens);
-        int total = cache.length() + tokens;
+        cache.checkRoom(tokens, null);
         int outSize = Checks.elementCount("output (B, T, E)", batch, tokens, embedDim);
         float[] buf = qkv.apply(xNew.data(), Checks.elementCount("projected q|k|v (B*T, width)", batch, tokens, width), threads);
         cache.append(HeadLayout.tokenMajor(buf, qWidth, batch, tokens, kvHeads, headDim, width),
-                HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, tokens, kvHeads, headDim, width));
+                HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, tokens, kvHeads, headDim, width), null);
+        int[] rowKeys = cache.lengths();
+        int[] rowQueries = new int[batch];
+        java.util.Arrays.fill(rowQueries, tokens);
         float[] attended = new float[Checks.elementCount("attention output (B, T, H*hd)", batch, tokens, qWidth)];
         // The kernel takes the query heads that share a key/value head as rows of one tile (GQA),
         // so one pass over each group's cached keys and values serves all of them.
         AttentionKernel.forward(HeadLayout.tokenMajor(buf, 0, batch, tokens, numHeads, headDim, width),
                 cache.panels(), kvHeads,
                 HeadLayout.tokenMajor(attended, 0, batch, tokens, numHeads, headDim, qWidth),
-                AttentionMask.causal().toScoreMask(batch, numHeads, tokens, total), scale, threads);
+                AttentionMask.causal().toScoreMask(batch, tokens, cache.length(), rowKeys, rowQueries),
+                AttentionKernel.Scores.scaled(scale), threads);
         return Tensor.of(out.apply(attended, outSize, threads), batch, tokens, embedDim);
     }
 
@@ -213,7 +216,7 @@ public final class MultiHeadAttention {
         float[] weights = withWeights ? new float[weightsSize] : null;
         AttentionKernel.forward(qHeads, kHeads, vHeads,
                 HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth),
-                mask.toScoreMask(batch, numHeads, lq, lk), scale, weights, threads);
+                mask.toScoreMask(batch, numHeads, lq, lk), AttentionKernel.Scores.scaled(scale), weights, threads);
         float[] result = out.apply(attended, outSize, threads);
         return new AttentionOutput(Tensor.of(result, batch, lq, embedDim),
                 weights == null ? null : Tensor.of(weights, batch, numHeads, lq, lk));

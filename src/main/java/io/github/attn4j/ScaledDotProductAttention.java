@@ -5,7 +5,15 @@ import io.github.attn4j.kernel.HeadLayout;
 
 /**
  * {@code softmax(scale * Q Kᵀ + mask) V} over already projected heads, like PyTorch's
- * {@code F.scaled_dot_product_attention}.
+ * {@code F.scaled_dot_product_attention}: static {@code apply} methods for the plain case, and
+ * a configured instance ({@link #builder()}) for soft-capping, attention sinks, a thread count,
+ * and attention over a {@link KvCache}.
+ *
+ * <p><b>Order of operations</b> for each score: {@code s = scale · q·k} → soft-cap
+ * {@code cap · tanh(s / cap)} (if set) → {@code +} additive mask parts and ALiBi → masked keys
+ * {@code -Infinity} → softmax over the row's keys plus the head's sink term {@code exp(sink)}
+ * (if set), which has no value → weights · V. A row whose keys are all masked gives a zero
+ * output, sinks or not.
  *
  * <p>Shapes: {@code q (B, H, Lq, d)}, {@code k (B, KVH, Lk, d)}, {@code v (B, KVH, Lk, dv)},
  * result {@code (B, H, Lq, dv)}. {@code KVH} must divide {@code H}; query head {@code h} reads
@@ -77,14 +85,60 @@ public final class ScaledDotProductAttention {
         }
     }
 
-    /** Attention of {@code q (B,H,Lq,d)} over {@code k (B,KVH,Lk,d)}, {@code v (B,KVH,Lk,dv)}; returns {@code (B,H,Lq,dv)}. */
+    /**
+     * Attention of {@code q (B, H, Lq, d)} over {@code k (B, KVH, Lk, d)} and
+     * {@code v (B, KVH, Lk, dv)}; returns {@code (B, H, Lq, dv)}.
+     *
+     * @throws IllegalArgumentException if shapes disagree, the mask does not fit the scores, or
+     *                                  the sinks are not one per query head
+     */
     public Tensor attend(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
-        throw new UnsupportedOperationException("not yet");
+        Checks.rank(q, 4, "q", "(B, H, Lq, d)");
+        return run(q, k, v, mask, scores(q), false, threads).output();
     }
 
-    /** Attention of {@code q (B,H,T,d)}, the T newest cached tokens of every row, over the cache, causal per row. */
+    /**
+     * Attention of {@code q (B, H, T, d)}, the T newest cached tokens of every row (already
+     * appended), over everything row b holds, causal per row: query t of row b sits at position
+     * {@code cache.length(b) - T + t} and sees the keys up to it; {@code mask} joins the causal
+     * one (sliding window, ALiBi, and tensor parts read with Lk = the longest row). Returns
+     * {@code (B, H, T, headDim)}.
+     *
+     * @throws IllegalArgumentException if shapes disagree with the cache, a row holds fewer than
+     *                                  T tokens, or the mask or sinks do not fit
+     */
     public Tensor attend(Tensor q, KvCache cache, AttentionMask mask) {
-        throw new UnsupportedOperationException("not yet");
+        Checks.rank(q, 4, "q", "(B, H, T, d)");
+        Checks.notNull(cache, "cache");
+        Checks.notNull(mask, "mask");
+        int batch = q.dim(0), heads = q.dim(1), t = q.dim(2), d = q.dim(3);
+        Checks.dim(q, 0, cache.batch(), "q", "batch B of the cache");
+        Checks.dim(q, 3, cache.headDim(), "q", "headDim of the cache");
+        Checks.check(heads % cache.kvHeads() == 0, "q", "a number of heads that is a multiple of the cache's "
+                + cache.kvHeads() + " kv heads", heads);
+        int[] rowKeys = cache.lengths();
+        for (int b = 0; b < batch; b++) {
+            Checks.check(rowKeys[b] >= t, "cache.length(" + b + ")", "at least T = " + t + " (the queries' tokens are cached)",
+                    rowKeys[b]);
+        }
+        int keys = cache.length();
+        mask.checkApplicable(batch, heads, t, keys);
+        int[] rowQueries = new int[batch];
+        java.util.Arrays.fill(rowQueries, t);
+        Tensor out = Tensor.zeros(batch, heads, t, d);
+        AttentionKernel.forward(HeadLayout.headsMajor(q.data(), batch, heads, t, d), cache.panels(), cache.kvHeads(),
+                HeadLayout.headsMajor(out.data(), batch, heads, t, d),
+                AttentionMask.causal().and(mask).toScoreMask(batch, t, keys, rowKeys, rowQueries), scores(q), threads);
+        return out;
+    }
+
+    private AttentionKernel.Scores scores(Tensor q) {
+        int heads = q.dim(1);
+        if (sinks != null) {
+            Checks.check(sinks.length == heads, "sinks", "one logit per query head (" + heads + ")", "length " + sinks.length);
+        }
+        float s = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(q.dim(3))) : scale;
+        return new AttentionKernel.Scores(s, softcap, sinks);
     }
 
     /** Attention with the default scale {@code 1 / sqrt(d)}. */
@@ -103,7 +157,8 @@ public final class ScaledDotProductAttention {
      * count.
      */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, int threads) {
-        return run(q, k, v, mask, scale, false, Checks.positive(threads, "threads")).output();
+        Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
+        return run(q, k, v, mask, AttentionKernel.Scores.scaled(scale), false, Checks.positive(threads, "threads")).output();
     }
 
     /**
@@ -111,11 +166,22 @@ public final class ScaledDotProductAttention {
      * materialized, so memory grows with {@code Lq * Lk}.
      */
     public static AttentionOutput applyWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
-        return run(q, k, v, mask, scale, true, Runtime.getRuntime().availableProcessors());
+        Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
+        return run(q, k, v, mask, AttentionKernel.Scores.scaled(scale), true, Runtime.getRuntime().availableProcessors());
     }
 
-    private static AttentionOutput run(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, boolean withWeights,
-                                       int threads) {
+    /**
+     * Like {@link #attend(Tensor, Tensor, Tensor, AttentionMask)}, and also returns the softmax
+     * weights {@code (B, H, Lq, Lk)} (sink excluded: with sinks a row sums to less than 1); the
+     * weights are materialized, so memory grows with {@code Lq * Lk}.
+     */
+    public AttentionOutput attendWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
+        Checks.rank(q, 4, "q", "(B, H, Lq, d)");
+        return run(q, k, v, mask, scores(q), true, threads);
+    }
+
+    private static AttentionOutput run(Tensor q, Tensor k, Tensor v, AttentionMask mask, AttentionKernel.Scores scores,
+                                       boolean withWeights, int threads) {
         Checks.rank(q, 4, "q", "(B, H, Lq, d)");
         Checks.rank(k, 4, "k", "(B, KVH, Lk, d)");
         Checks.rank(v, 4, "v", "(B, KVH, Lk, dv)");
@@ -129,7 +195,6 @@ public final class ScaledDotProductAttention {
         Checks.dim(v, 2, lk, "v", "key length Lk (from k)");
         Checks.check(kvHeads > 0 ? heads % kvHeads == 0 : heads == 0, "k",
                 "a number of key/value heads that divides the " + heads + " query heads", kvHeads);
-        Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
         mask.checkApplicable(batch, heads, lq, lk);
 
         Checks.elementCount("output (B, H, Lq, dv)", batch, heads, lq, dv);
@@ -142,7 +207,7 @@ public final class ScaledDotProductAttention {
                 HeadLayout.headsMajor(k.data(), batch, kvHeads, lk, d),
                 HeadLayout.headsMajor(v.data(), batch, kvHeads, lk, dv),
                 HeadLayout.headsMajor(out.data(), batch, heads, lq, dv),
-                mask.toScoreMask(batch, heads, lq, lk), scale,
+                mask.toScoreMask(batch, heads, lq, lk), scores,
                 weights == null ? null : weights.data(), threads);
         return new AttentionOutput(out, weights);
     }

@@ -53,7 +53,36 @@ final class ExpFloat {
     /** The exponent bias: {@code (bits(x + ROUND) + BIAS) << 23} is the float 2^round(x) for x in [-127, 128]. */
     static final int BIAS = 127;
 
+    /** Below this magnitude {@link #tanh} takes its odd polynomial, above it {@code 1 - 2 / (e^2|x| + 1)}. */
+    static final float TANH_SMALL = 0.625f;
+    /** {@code 2 log2 e}: {@code e^(2a) = 2^(a · TWO_LOG2E)}. */
+    static final float TWO_LOG2E = 2.88539008177792681f;
+    /** Coefficients of (tanh(x) − x) / x³ in x² on |x| ≤ 0.625, fitted for the least relative error of tanh (0.6 ulp in float). */
+    static final float T0 = -0.33333292603492737f;
+    static final float T1 = 0.13331718742847443f;
+    static final float T2 = -0.053763799369335175f;
+    static final float T3 = 0.020720280706882477f;
+    static final float T4 = -0.0057981000281870365f;
+
     private ExpFloat() {
+    }
+
+    /**
+     * {@code tanh(x)}, the same bits as one lane of the vector form ({@link RowOps#softcap}): an odd
+     * polynomial below {@link #TANH_SMALL}, {@code 1 - 2 / (2^(2|x| log2 e) + 1)} above it, the
+     * sign of x put back. Within a few ulp; ±1 for large |x| and ±Infinity, NaN for NaN.
+     */
+    static float tanh(float x) {
+        float a = Math.abs(x);
+        float t;
+        if (a < TANH_SMALL) {
+            float u = a * a;
+            float p = Math.fma(Math.fma(Math.fma(Math.fma(T4, u, T3), u, T2), u, T1), u, T0);
+            t = Math.fma(a * u, p, a);
+        } else {
+            t = 1f - 2f / (exp2(a * TWO_LOG2E) + 1f);
+        }
+        return Float.intBitsToFloat(Float.floatToRawIntBits(t) | (Float.floatToRawIntBits(x) & 0x80000000));
     }
 
     /** {@code e^arg}, the same bits as one lane of the vector form. */

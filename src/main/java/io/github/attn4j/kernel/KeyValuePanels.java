@@ -22,10 +22,7 @@ import static io.github.attn4j.kernel.Kernels.NR;
  * </ul>
  * Not thread-safe: one writer at a time, and no reads during a write.
  */
-public final class KeyValuePanels {
-    final int d;
-    final int dv;
-    final int dvPad;
+public final class KeyValuePanels extends KeyValueSource {
     int capacity;
     int keys;
     float[] keyPanels;
@@ -37,15 +34,23 @@ public final class KeyValuePanels {
      * {@code capacity} keys before they grow.
      */
     public KeyValuePanels(int d, int dv, int capacity) {
-        this.d = d;
-        this.dv = dv;
-        this.dvPad = Math.max(NR, Kernels.roundUp(dv, NR));
+        super(d, dv);
         allocate(Math.max(capacity, 0));
     }
 
-    /** Number of keys held. */
+    @Override
     public int length() {
         return keys;
+    }
+
+    @Override
+    void keys(int j0, int nk, Tile tile) {
+        tile.set(keyPanels, j0 / NR * NR * d, NR * d);
+    }
+
+    @Override
+    void values(int j0, int nk, Tile tile) {
+        tile.set(valuePanels, j0 * NR, NR * capacity);
     }
 
     /** Keys the panels can hold. */
@@ -66,15 +71,14 @@ public final class KeyValuePanels {
     public void packFrom(HeadLayout k, HeadLayout v, int b, int g) {
         keys = 0;
         Arrays.fill(nonFiniteTiles, false);
-        append(k, v, b, g);
+        append(k, v, b, g, k.length());
     }
 
     /**
-     * Appends every token of batch {@code b}, head {@code g} of the layouts ({@code k.length()}
-     * of them), growing (doubling) when needed.
+     * Appends the first {@code count} tokens of batch {@code b}, head {@code g} of the layouts,
+     * growing (doubling) when needed.
      */
-    public void append(HeadLayout k, HeadLayout v, int b, int g) {
-        int count = k.length();
+    public void append(HeadLayout k, HeadLayout v, int b, int g, int count) {
         int needed = keys + count;
         if (needed > capacity) {
             grow(Math.max(needed, (int) Math.min(maxCapacity(d, dv, Integer.MAX_VALUE - 8), 2L * capacity)));
@@ -102,6 +106,11 @@ public final class KeyValuePanels {
         keys = needed;
     }
 
+    /** Forgets every key; the capacity stays. */
+    public void clear() {
+        truncate(0);
+    }
+
     /** Forgets the keys from {@code newLength} on; the caller checks {@code 0 <= newLength <= length()}. */
     public void truncate(int newLength) {
         keys = newLength;
@@ -117,7 +126,7 @@ public final class KeyValuePanels {
         }
     }
 
-    /** Whether a value row of a key in {@code [j0, j1)} holds NaN or an infinity. */
+    @Override
     boolean hasNonFiniteValues(int j0, int j1) {
         for (int t = j0 / AttentionKernel.BK; t * AttentionKernel.BK < j1; t++) {
             if (nonFiniteTiles[t]) {

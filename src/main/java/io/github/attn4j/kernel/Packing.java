@@ -55,6 +55,23 @@ final class Packing {
     }
 
     /**
+     * Packs {@code rows} rows of {@code depth} floats, row r starting at {@code src[rowOffsets[r]]},
+     * into MR-row panels at the start of {@code dst} as {@link #packA} does, each value multiplied
+     * by {@code scale}: the attention kernel's query tile, whose rows are gathered from a head
+     * layout. The rows completing the last panel are left as they are: the packed micro-kernel
+     * does not read them.
+     */
+    static void packScaledRows(float[] src, int[] rowOffsets, int rows, int depth, float scale, float[] dst) {
+        for (int r = 0; r < rows; r++) {
+            int from = rowOffsets[r];
+            int to = r / MR * MR * depth + r % MR;
+            for (int c = 0; c < depth; c++) {
+                dst[to + c * MR] = src[from + c] * scale;
+            }
+        }
+    }
+
+    /**
      * Packs rows {@code [p0, p0 + kc)} and columns {@code [j0, j0 + nc)} of {@code b} into
      * NR-column panels starting at {@code dst[dstOff]}, which must have room for
      * {@code kc * roundUp(nc, NR)} floats.

@@ -46,6 +46,19 @@ interface RowOps {
      */
     void addBias(float[] s, int off, int n, float[] bias, int at, float factor);
 
+    /**
+     * {@code x[off + j] = cap · tanh(x[off + j])} ({@link ExpFloat#tanh}) for {@code j < n}: the
+     * soft-cap, with the division by the cap already folded into the scores.
+     */
+    void softcap(float[] x, int off, int n, float cap);
+
+    /**
+     * {@code s[off + j] = fma(-slope, |center - j|, s[off + j])} for {@code j < n}: an ALiBi
+     * distance bias, {@code center} being the query's position minus the first key's. Distances
+     * are exact below 2^24.
+     */
+    void addDistanceBias(float[] s, int off, int n, float slope, int center);
+
     /** {@code s[off + j] = -Infinity} where {@code keep[at + j] == 0}, for {@code j < n}. */
     void mask(float[] s, int off, int n, float[] keep, int at);
 

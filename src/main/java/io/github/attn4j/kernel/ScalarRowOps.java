@@ -93,4 +93,18 @@ final class ScalarRowOps implements RowOps {
         }
         return false;
     }
+
+    @Override
+    public void softcap(float[] x, int off, int n, float cap) {
+        for (int j = off; j < off + n; j++) {
+            x[j] = cap * ExpFloat.tanh(x[j]);
+        }
+    }
+
+    @Override
+    public void addDistanceBias(float[] s, int off, int n, float slope, int center) {
+        for (int j = 0; j < n; j++) {
+            s[off + j] = Math.fma(-slope, Math.abs((float) center - (float) j), s[off + j]);
+        }
+    }
 }

@@ -3,14 +3,23 @@ package io.github.attn4j.kernel;
 import java.util.List;
 
 /**
- * A mask in the form the kernels consume: an optional causal limit plus rows of keep flags and
- * additive biases read straight from the caller's arrays with broadcast strides.
+ * A mask in the form the kernels consume: for each query row a key range {@code [start, end)},
+ * computed ALiBi biases, and rows of keep flags and additive biases read straight from the
+ * caller's arrays with broadcast strides.
  *
- * <p>For scores of batch {@code b}, head {@code h}, query {@code i}, the key range
- * {@code [0, Lk)} of every {@linkplain RowSource source} starts at
- * {@code offset + b * batchStride + h * headStride + i * rowStride} and is contiguous, so a
- * stride of 0 broadcasts that dimension. Keys {@code j > i + causalShift} are masked when
- * {@code causal} is set.
+ * <p><b>Positions.</b> Query {@code t} of batch row {@code b} sits at position
+ * {@code i' = origin[b] + t} (end alignment: {@code Lk - Lq} for plain attention, the row's
+ * cached length before the call for a cache). Only its first {@code queries[b]} queries are
+ * real; the rest (rows of a ragged batch that took fewer tokens) attend nothing.
+ *
+ * <p><b>Key range.</b> A causal limit keeps keys {@code j <= t + causalShift[b]}; a sliding
+ * window keeps {@code |i' - j| < window}. Everything outside {@code [start, end)} is masked, so
+ * the kernels skip whole key tiles outside every row's range and never compute them.
+ *
+ * <p><b>Sources.</b> For scores of batch {@code b}, head {@code h}, query {@code t}, the key
+ * range {@code [0, Lk)} of every {@linkplain RowSource source} starts at
+ * {@code offset + b * batchStride + h * headStride + t * rowStride} and is contiguous, so a
+ * stride of 0 broadcasts that dimension.
  */
 public final class ScoreMask {
     /** A row source: see the class comment for how a row is located. */
@@ -20,31 +29,52 @@ public final class ScoreMask {
         }
     }
 
-    private final boolean causal;
-    private final int causalShift;
+    private final int[] origin;
+    private final int[] queries;
+    private final int[] causalShift;
+    private final int window;
+    private final float[] alibi;
     private final RowSource[] keep;
     private final RowSource[] bias;
 
     /**
-     * @param causal      whether keys {@code j > i + causalShift} are masked
-     * @param causalShift {@code Lk - Lq} for an end-aligned causal mask, 0 for a start-aligned one
+     * @param origin      per batch row, the position of query 0
+     * @param queries     per batch row, the number of real queries
+     * @param causalShift per batch row, query t attends keys {@code j <= t + causalShift[b]}; null when not causal
+     * @param window      sliding window ({@code |i' - j| < window}), 0 for none
+     * @param alibi       ALiBi slope per query head (null for none): adds {@code -slope · |i' - j|}
      * @param keep        sources whose 0 entries mask a key (nonzero keeps it)
      * @param bias        sources added to the scaled scores
      */
-    public ScoreMask(boolean causal, int causalShift, List<RowSource> keep, List<RowSource> bias) {
-        this.causal = causal;
+    public ScoreMask(int[] origin, int[] queries, int[] causalShift, int window, float[] alibi,
+                     List<RowSource> keep, List<RowSource> bias) {
+        this.origin = origin;
+        this.queries = queries;
         this.causalShift = causalShift;
+        this.window = window;
+        this.alibi = alibi;
         this.keep = keep.toArray(RowSource[]::new);
         this.bias = bias.toArray(RowSource[]::new);
     }
 
-    /** Number of leading keys query {@code i} may attend when only the causal limit applies, in [0, keys]. */
-    int keyLimit(int i, int keys) {
-        if (!causal) {
-            return keys;
+    /** First key query {@code t} of row {@code b} may attend (the range is empty when it is not below {@link #keyEnd}). */
+    int keyStart(int b, int t) {
+        return window == 0 ? 0 : (int) Math.max(0, (long) origin[b] + t - window + 1);
+    }
+
+    /** One past the last key query {@code t} of row {@code b} may attend, in {@code [0, keys]}. */
+    int keyEnd(int b, int t, int keys) {
+        if (t >= queries[b]) {
+            return 0;
         }
-        long limit = (long) i + causalShift + 1;
-        return (int) Math.max(0, Math.min(keys, limit));
+        long end = keys;
+        if (causalShift != null) {
+            end = Math.min(end, (long) t + causalShift[b] + 1);
+        }
+        if (window != 0) {
+            end = Math.min(end, (long) origin[b] + t + window);
+        }
+        return (int) Math.max(0, end);
     }
 
     /**
@@ -69,12 +99,12 @@ public final class ScoreMask {
     }
 
     /**
-     * Whether {@link #apply} leaves every score of batch {@code b}, head {@code h} for keys
-     * {@code [j0, j1)} unchanged, for every query: there is no bias, and every keep source is
+     * Whether {@link #transform} leaves every score of batch {@code b}, head {@code h} for keys
+     * {@code [j0, j1)} unchanged, for every query: no ALiBi, no bias, and every keep source is
      * query-independent (key padding) and keeps all these keys. Lets a tile skip the per-row pass.
      */
     boolean keepsAllKeys(int b, int h, int j0, int j1) {
-        if (bias.length > 0) {
+        if (bias.length > 0 || alibi != null) {
             return false;
         }
         for (RowSource src : keep) {
@@ -91,37 +121,26 @@ public final class ScoreMask {
         return true;
     }
 
+    /** Whether {@link #transform} changes anything: there are ALiBi, keep or bias sources. */
+    boolean hasTransforms() {
+        return alibi != null || keep.length + bias.length > 0;
+    }
+
     /**
-     * Scales and masks {@code n} scores {@code s[off..off+n)} of query {@code i} for keys
-     * {@code j0..j0+n)} in place and returns their maximum ({@code -Infinity} when all are masked).
-     * The causal limit is not applied here: callers pass {@code n} already cut at
-     * {@link #keyLimit}. Each source is one pass over the segment, which is in L1.
+     * Biases and masks {@code n} scaled (and soft-capped) scores {@code s[off..off+n)} of query
+     * {@code t} of row {@code b}, head {@code h}, for keys {@code [j0, j0+n)} in place: ALiBi and
+     * every bias source times {@code unit} ({@code log2 e} for the base-2 online softmax, 1
+     * otherwise), then the keep sources. The key range is not applied here: callers cut it.
      */
-    float scaleMaskMax(float[] s, int off, int n, int b, int h, int i, float scale, int j0) {
-        if (bias.length == 0 && keep.length == 0) {
-            return Kernels.ROWS.scaleMax(s, off, n, scale);
+    void transform(float[] s, int off, int n, int b, int h, int t, int j0, float unit) {
+        if (alibi != null) {
+            Kernels.ROWS.addDistanceBias(s, off, n, alibi[h] * unit, origin[b] + t - j0);
         }
-        Kernels.ROWS.scale(s, off, n, scale);
-        apply(s, off, n, b, h, i, j0, 1f);
-        return Kernels.ROWS.max(s, off, n);
-    }
-
-    /** Whether {@link #apply} changes anything: there are keep or bias sources. */
-    boolean hasSources() {
-        return keep.length + bias.length > 0;
-    }
-
-    /**
-     * Masks {@code n} already scaled scores {@code s[off..off+n)} of query {@code i} for keys
-     * {@code j0..j0+n)} in place, adding each bias times {@code biasFactor} (the online softmax
-     * works in base 2 and passes {@code log2 e}). The causal limit is not applied here.
-     */
-    void apply(float[] s, int off, int n, int b, int h, int i, int j0, float biasFactor) {
         for (RowSource src : bias) {
-            Kernels.ROWS.addBias(s, off, n, src.data(), src.rowStart(b, h, i) + j0, biasFactor);
+            Kernels.ROWS.addBias(s, off, n, src.data(), src.rowStart(b, h, t) + j0, unit);
         }
         for (RowSource src : keep) {
-            Kernels.ROWS.mask(s, off, n, src.data(), src.rowStart(b, h, i) + j0);
+            Kernels.ROWS.mask(s, off, n, src.data(), src.rowStart(b, h, t) + j0);
         }
     }
 }

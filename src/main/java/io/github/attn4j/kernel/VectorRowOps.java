@@ -27,6 +27,13 @@ import static io.github.attn4j.kernel.ExpFloat.Q4;
 import static io.github.attn4j.kernel.ExpFloat.Q5;
 import static io.github.attn4j.kernel.ExpFloat.Q6;
 import static io.github.attn4j.kernel.ExpFloat.ROUND;
+import static io.github.attn4j.kernel.ExpFloat.T0;
+import static io.github.attn4j.kernel.ExpFloat.T1;
+import static io.github.attn4j.kernel.ExpFloat.T2;
+import static io.github.attn4j.kernel.ExpFloat.T3;
+import static io.github.attn4j.kernel.ExpFloat.T4;
+import static io.github.attn4j.kernel.ExpFloat.TANH_SMALL;
+import static io.github.attn4j.kernel.ExpFloat.TWO_LOG2E;
 
 /**
  * The row loops on {@link Vectors#SPECIES}, with a scalar tail for the last {@code n % LANES}
@@ -220,5 +227,56 @@ final class VectorRowOps implements RowOps {
             }
         }
         return false;
+    }
+
+    @Override
+    public void softcap(float[] x, int off, int n, float cap) {
+        FloatVector c = FloatVector.broadcast(S, cap);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector v = FloatVector.fromArray(S, x, off + j);
+            FloatVector a = v.abs();
+            FloatVector u = a.mul(a);
+            FloatVector p = u.fma(FloatVector.broadcast(S, T4), FloatVector.broadcast(S, T3));
+            p = p.fma(u, FloatVector.broadcast(S, T2));
+            p = p.fma(u, FloatVector.broadcast(S, T1));
+            p = p.fma(u, FloatVector.broadcast(S, T0));
+            FloatVector small = a.mul(u).fma(p, a);
+            // exp2(a · 2 log2 e), the steps of exp2ShiftAccumulate.
+            FloatVector e = a.mul(TWO_LOG2E);
+            e = e.blend(EXP2_LO, e.compare(VectorOperators.LT, EXP2_LO));
+            e = e.blend(EXP2_HI, e.compare(VectorOperators.GT, EXP2_HI));
+            FloatVector kf = e.add(ROUND);
+            FloatVector r = e.sub(kf.sub(ROUND));
+            FloatVector q = r.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
+            q = q.fma(r, FloatVector.broadcast(S, Q4));
+            q = q.fma(r, FloatVector.broadcast(S, Q3));
+            q = q.fma(r, FloatVector.broadcast(S, Q2));
+            q = q.fma(r, FloatVector.broadcast(S, Q1));
+            q = q.fma(r, FloatVector.broadcast(S, 1f));
+            IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
+            FloatVector large = FloatVector.broadcast(S, 1f).sub(FloatVector.broadcast(S, 2f).div(q.mul(bits.reinterpretAsFloats()).add(1f)));
+            FloatVector t = large.blend(small, a.compare(VectorOperators.LT, TANH_SMALL));
+            IntVector sign = ((IntVector) v.reinterpretAsInts()).and(0x80000000);
+            FloatVector signed = ((IntVector) t.reinterpretAsInts()).or(sign).reinterpretAsFloats();
+            c.mul(signed).intoArray(x, off + j);
+        }
+        for (; j < n; j++) {
+            x[off + j] = cap * ExpFloat.tanh(x[off + j]);
+        }
+    }
+
+    @Override
+    public void addDistanceBias(float[] s, int off, int n, float slope, int center) {
+        FloatVector negSlope = FloatVector.broadcast(S, -slope);
+        FloatVector iota = FloatVector.zero(S).addIndex(1);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector dist = FloatVector.broadcast(S, (float) center).sub(iota.add((float) j)).abs();
+            negSlope.fma(dist, FloatVector.fromArray(S, s, off + j)).intoArray(s, off + j);
+        }
+        for (; j < n; j++) {
+            s[off + j] = Math.fma(-slope, Math.abs((float) center - (float) j), s[off + j]);
+        }
     }
 }
