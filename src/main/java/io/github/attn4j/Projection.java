@@ -4,62 +4,83 @@ import io.github.attn4j.kernel.Gemm;
 import io.github.attn4j.kernel.MatrixView;
 import io.github.attn4j.kernel.PackedMatrix;
 
+import java.util.Arrays;
+
 /**
- * An {@code nn.Linear} layer {@code y = x·Wᵀ + b} whose weight is copied and packed for the GEMM
- * kernel once, at construction, and reused by every call.
+ * An {@code nn.Linear} layer {@code y = x·Wᵀ + b} whose weight is packed for the GEMM kernel once,
+ * at construction, and reused by every call. The packed copy is the only copy of the weight it
+ * keeps: the caller's array is read once and not retained.
  */
 final class Projection {
     final int outFeatures;
     final int inFeatures;
-    private final float[] weight;
-    private final float[] bias;
     private final PackedMatrix packed;
+    private final float[] bias;
 
-    /** {@code weight} is {@code (out, in)} row-major; {@code bias} is {@code (out)} or null. Both are copied. */
-    Projection(float[] weight, float[] bias, int outFeatures, int inFeatures) {
-        this.outFeatures = outFeatures;
-        this.inFeatures = inFeatures;
-        this.weight = weight.clone();
-        this.bias = bias == null ? null : bias.clone();
-        this.packed = Gemm.pack(MatrixView.rowMajor(this.weight, 0, outFeatures, inFeatures, inFeatures).transpose());
+    private Projection(PackedMatrix packed, float[] bias) {
+        this.outFeatures = packed.cols();
+        this.inFeatures = packed.rows();
+        this.packed = packed;
+        this.bias = bias;
     }
 
-    /** One projection whose output features are those of {@code parts}, in order (the fused Q/K/V projection). */
-    static Projection stacked(Projection... parts) {
-        int in = parts[0].inFeatures;
-        int out = 0;
-        boolean hasBias = false;
-        for (Projection p : parts) {
-            out += p.outFeatures;
-            hasBias |= p.bias != null;
-        }
-        float[] w = new float[Checks.elementCount("stacked weights", out, in)];
-        float[] b = hasBias ? new float[out] : null;
-        int row = 0;
-        for (Projection p : parts) {
-            System.arraycopy(p.weight, 0, w, row * in, p.outFeatures * in);
-            if (p.bias != null) {
-                System.arraycopy(p.bias, 0, b, row, p.outFeatures);
-            }
-            row += p.outFeatures;
-        }
-        return new Projection(w, b, out, in);
+    /** {@code weight} is {@code (out, in)} row-major, read once; {@code bias} is {@code (out)} or null, copied. */
+    static Projection of(float[] weight, float[] bias, int outFeatures, int inFeatures) {
+        return new Projection(Gemm.pack(transposed(weight, outFeatures, inFeatures)), bias == null ? null : bias.clone());
     }
 
     /**
-     * Applies the layer to {@code x}, rows of {@code inFeatures}, on up to {@code threads}
-     * threads; {@code outputSize} is rows x outFeatures, already checked.
+     * One projection whose output features are those of the parts, in order: part i has weight
+     * {@code weights[i]} {@code (outFeatures[i], in)} and bias {@code biases[i]} (null: none).
+     * Packed as one matrix with no stacked copy, so every part but the last must have a multiple
+     * of {@link PackedMatrix#panelWidth()} outputs; {@link #columns} then gives each part back.
      */
-    float[] apply(float[] x, int outputSize, int threads) {
-        int rows = x.length / inFeatures;
-        float[] y = new float[outputSize];
-        if (bias != null) {
-            for (int r = 0; r < rows; r++) {
-                System.arraycopy(bias, 0, y, r * outFeatures, outFeatures);
+    static Projection stacked(int inFeatures, float[][] weights, float[][] biases, int... outFeatures) {
+        MatrixView[] parts = new MatrixView[weights.length];
+        int total = 0;
+        boolean hasBias = false;
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = transposed(weights[i], outFeatures[i], inFeatures);
+            total += outFeatures[i];
+            hasBias |= biases[i] != null;
+        }
+        float[] bias = hasBias ? new float[total] : null;
+        for (int i = 0, at = 0; i < parts.length; at += outFeatures[i], i++) {
+            if (biases[i] != null) {
+                System.arraycopy(biases[i], 0, bias, at, outFeatures[i]);
             }
         }
-        Gemm.multiply(MatrixView.rowMajor(x, 0, rows, inFeatures, inFeatures), packed, y, 0, outFeatures, bias != null,
-                threads);
+        return new Projection(Gemm.packColumns(parts), bias);
+    }
+
+    /** Output features {@code [from, to)} as a projection of their own, sharing the packed weight. */
+    Projection columns(int from, int to) {
+        return new Projection(packed.columns(from, to), bias == null ? null : Arrays.copyOfRange(bias, from, to));
+    }
+
+    /** Applies the layer to {@code rows} rows of {@code x} into a new {@code rows x outFeatures} array of {@code size} floats (already checked). */
+    float[] apply(float[] x, int rows, int size, int threads) {
+        float[] y = new float[size];
+        applyInto(x, rows, y, 0, outFeatures, threads);
         return y;
+    }
+
+    /**
+     * Writes the layer's output for {@code rows} rows of {@code x} into columns
+     * {@code [column, column + outFeatures)} of {@code y}, rows {@code ldc} floats apart, on up to
+     * {@code threads} threads.
+     */
+    void applyInto(float[] x, int rows, float[] y, int column, int ldc, int threads) {
+        if (bias != null) {
+            for (int r = 0; r < rows; r++) {
+                System.arraycopy(bias, 0, y, column + r * ldc, outFeatures);
+            }
+        }
+        Gemm.multiply(MatrixView.rowMajor(x, 0, rows, inFeatures, inFeatures), packed, y, column, ldc, bias != null,
+                threads);
+    }
+
+    private static MatrixView transposed(float[] weight, int outFeatures, int inFeatures) {
+        return MatrixView.rowMajor(weight, 0, outFeatures, inFeatures, inFeatures).transpose();
     }
 }

@@ -56,7 +56,7 @@ class MultiHeadAttentionPropertyTest {
         float[] bq = bias ? weights(random, h * hd, 0.5f) : null, bk = bias ? weights(random, kvh * hd, 0.5f) : null;
         float[] bv = bias ? weights(random, kvh * hd, 0.5f) : null, bo = bias ? weights(random, e, 0.5f) : null;
 
-        MultiHeadAttention.Builder builder = MultiHeadAttention.builder(e, h).kvHeads(kvh).bias(bias)
+        MultiHeadAttentionBuilder builder = MultiHeadAttention.builder(e, h).kvHeads(kvh).bias(bias)
                 .keyDim(kdim).valueDim(vdim).weights(wq, wk, wv, wo);
         if (customScale) {
             builder.scale(scale);

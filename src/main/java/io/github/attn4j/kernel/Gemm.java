@@ -145,18 +145,58 @@ public final class Gemm {
 
     static PackedMatrix pack(MatrixView b, Blocking blocking) {
         Objects.requireNonNull(b, "b");
-        long size = PackedMatrix.packedSize(b.rows(), b.cols());
+        return pack(blocking, b);
+    }
+
+    /**
+     * Packs the matrix made of the columns of {@code parts} side by side,
+     * {@code [parts[0] | parts[1] | ...]} (all {@code K} rows deep), with no concatenated copy:
+     * for instance the stacked Q, K and V weights of a fused projection. Every part but the last
+     * must have a multiple of {@link PackedMatrix#panelWidth()} columns, so that each part's
+     * columns are a {@link PackedMatrix#columns(int, int)} view of the result.
+     *
+     * @throws NullPointerException     if {@code parts} or a part is null
+     * @throws IllegalArgumentException if there is no part, the row counts differ, a part but the
+     *                                  last is not panel-aligned, or the packed copy would exceed
+     *                                  the maximum array size
+     */
+    public static PackedMatrix packColumns(MatrixView... parts) {
+        Objects.requireNonNull(parts, "parts");
+        if (parts.length == 0) {
+            throw new IllegalArgumentException("parts: expected at least one matrix, got none");
+        }
+        return pack(Blocking.DEFAULT, parts);
+    }
+
+    private static PackedMatrix pack(Blocking blocking, MatrixView... parts) {
+        int k = Objects.requireNonNull(parts[0], "parts[0]").rows();
+        long n = 0;
+        for (int i = 0; i < parts.length; i++) {
+            MatrixView part = Objects.requireNonNull(parts[i], "parts[" + i + "]");
+            if (part.rows() != k) {
+                throw new IllegalArgumentException("parts[" + i + "]: expected " + k + " rows (from parts[0]), got "
+                        + part.rows());
+            }
+            if (i < parts.length - 1 && part.cols() % NR != 0) {
+                throw new IllegalArgumentException("parts[" + i + "]: expected a multiple of the panel width " + NR
+                        + " columns (all parts but the last), got " + part.cols());
+            }
+            n += part.cols();
+        }
+        long size = n > Integer.MAX_VALUE ? Long.MAX_VALUE : PackedMatrix.packedSize(k, (int) n);
         if (size > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("b is too large to pack: needs " + size
                     + " floats (rows * cols rounded up to NR), at most " + (Integer.MAX_VALUE - 8));
         }
-        int k = b.rows();
-        int n = b.cols();
         int kcMax = blocking.kc();
-        PackedMatrix packed = new PackedMatrix(new float[(int) size], k, n, kcMax);
+        PackedMatrix packed = new PackedMatrix(new float[(int) size], k, (int) n, kcMax);
         for (int pc = 0; pc < k; pc += kcMax) {
             int kc = Math.min(kcMax, k - pc);
-            Packing.packB(b, pc, kc, 0, n, packed.data(), packed.blockOffset(pc, kc, 0));
+            int jc = 0;
+            for (MatrixView part : parts) {
+                Packing.packB(part, pc, kc, 0, part.cols(), packed.data(), packed.blockOffset(pc, kc, jc));
+                jc += part.cols();
+            }
         }
         return packed;
     }
