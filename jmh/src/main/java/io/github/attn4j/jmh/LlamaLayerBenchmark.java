@@ -40,9 +40,12 @@ import java.util.concurrent.TimeUnit;
  *       tokens); compare with {@link MemoryBandwidthBenchmark}.</li>
  * </ul>
  *
- * <p>Expected times (one core): prefill at L = 512 is about a second and at L = 2048 several
- * seconds (four times the projections, sixteen times the attention), hence the single shots.
- * See the class's commit message and the README for measured figures.
+ * <p>Expected times, from short runs on one thread of a shared 2-core AVX2 machine (load average
+ * about 9, so on an idle core expect less): prefill at L = 512 took 1.35 and 1.57 s per warmed
+ * shot (about 35 GFLOP/s); L = 2048 has 5.1 times the flops, so expect 5 to 8 s per shot (not
+ * run). A decode step over 4096 cached tokens took about 21 ms (9.6 GB/s of weights and cache).
+ * The first, cold call is much slower (1.5 s for a decode step, 8 s for the L = 512 prefill:
+ * the Vector API code runs interpreted until compiled), so keep at least one warm-up shot.
  *
  * <p>Full run: {@code java -jar target/benchmarks.jar LlamaLayerBenchmark -f 1}
  * (prefill: 2 warm-up shots and 5 measured shots per size; decode: 3 + 5 one-second iterations).
