@@ -30,7 +30,8 @@ import java.util.concurrent.TimeUnit;
  * bring the time to about 0.44x the causal time, not below; reaching ≤ 0.35x needs the causal
  * call itself to be slower than its pair count (e.g. diagonal tiles' overhead), or a smaller window
  * (W = 2048 keeps 0.234). {@code seqLen = 4096} is for smoke runs (there a 4096 window is the
- * causal mask; use {@code -p window=1024}).
+ * causal mask; use {@code -p window=1024}). Smoke run there (one thread, loaded 2-core machine,
+ * one warm-up shot): causal 1301 ms, window 1024 606 ms, 0.47x for a kept fraction of 0.437.
  *
  * <p>Full run: {@code java -jar target/benchmarks.jar SlidingWindowBenchmark -f 1}
  * (2 warm-up and 5 measured shots per method and thread count).
