@@ -290,7 +290,7 @@ public final class MultiHeadAttention {
 
         HeadLayout qh, kh, vh;
         if (self) {
-            float[] buf = new float[qkvSize];
+            float[] buf = Scratch.get(Scratch.PROJECTED, qkvSize);
             int column = 0;
             for (Projection p : selfProjections) {
                 p.applyInto(query.data(), batch * lq, buf, column, width, threads);
@@ -308,7 +308,7 @@ public final class MultiHeadAttention {
             transforms.applyToQueries(qh, positions(start, batch, lq));
             transforms.applyToKeys(kh, positions(start, batch, lk));
         }
-        float[] attended = new float[qSize];
+        float[] attended = Scratch.get(Scratch.ATTENDED, qSize);
         attend.run(qh, kh, vh, HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth));
         return Tensor.of(out.apply(attended, batch * lq, outSize, threads), batch, lq, embedDim);
     }

@@ -76,13 +76,13 @@ public final class RotaryEmbedding {
      *
      * @param rotaryDim number of leading dims of each head that rotate: even, at least 2, at most
      *                  the head width (checked when applied)
-     * @param theta     frequency base, finite and greater than 1 (10000 in most models, 500000 in Llama 3)
+     * @param theta     frequency base, finite and positive (10000 in most models, 500000 in Llama 3)
      * @throws IllegalArgumentException if {@code rotaryDim} is odd or below 2, or {@code theta} is
-     *                                  not finite or not greater than 1
+     *                                  not finite and positive
      */
     public static RotaryEmbedding of(int rotaryDim, double theta) {
         Checks.check(rotaryDim >= 2 && rotaryDim % 2 == 0, "rotaryDim", "an even value >= 2", rotaryDim);
-        Checks.check(Double.isFinite(theta) && theta > 1, "theta", "a finite value > 1", theta);
+        Checks.check(Double.isFinite(theta) && theta > 0, "theta", "a finite positive value", theta);
         return new RotaryEmbedding(rotaryDim, theta, false, 1.0, null);
     }
 
