@@ -33,6 +33,13 @@ final class VectorMicroKernel implements MicroKernel {
     /** Columns of the register block: two vectors. */
     static final int NR = 2 * L;
 
+    /**
+     * Per thread, the row-by-row copy of a register block whose panel is narrower than NR (the
+     * edges of a product), written out with full-width stores before its corner goes to C: one
+     * buffer per thread instead of one array per partial block.
+     */
+    private static final ThreadLocal<float[]> SPILL = ThreadLocal.withInitial(() -> new float[MR * NR]);
+
     @Override
     public int mr() {
         return MR;
@@ -114,7 +121,7 @@ final class VectorMicroKernel implements MicroKernel {
                 store(c51, c, cOff + 5 * ldc + L, accumulate);
             }
         } else {
-            float[] spill = new float[MR * NR];
+            float[] spill = SPILL.get();
             c00.intoArray(spill, 0);
             c01.intoArray(spill, L);
             c10.intoArray(spill, NR);
@@ -235,7 +242,7 @@ final class VectorMicroKernel implements MicroKernel {
                 // Partial panel: spill the register block to a scratch array with full-width stores
                 // (masked stores near the end of c fall back to code that boxes every accumulator),
                 // then copy its mr x nr corner.
-                float[] spill = new float[MR * NR];
+                float[] spill = SPILL.get();
                 c00.intoArray(spill, 0);
                 c01.intoArray(spill, L);
                 c10.intoArray(spill, NR);
