@@ -41,7 +41,11 @@ public final class AttentionMask {
     public sealed interface Part permits Causal, KeyPadding, Keep, Additive, SlidingWindow, Alibi {
     }
 
-    /** Query {@code i} attends key {@code j} iff {@code j <= i + shift}, where shift is {@code Lk - Lq} when end-aligned, else 0. */
+    /**
+     * Query {@code i} attends key {@code j} iff {@code j <= i + shift}, where shift is {@code Lk - Lq} when end-aligned, else 0.
+     *
+     * @param endAligned whether the shift is {@code Lk - Lq} (true) or 0 (false)
+     */
     public record Causal(boolean endAligned) implements Part {
     }
 
@@ -53,27 +57,49 @@ public final class AttentionMask {
             this.padded = padded;
         }
 
-        /** Number of batch rows. */
+        /**
+         * Number of batch rows.
+         *
+         * @return the number of batch rows
+         */
         public int batch() {
             return padded.length;
         }
 
-        /** Number of keys per batch row. */
+        /**
+         * Number of keys per batch row.
+         *
+         * @return the number of keys per batch row
+         */
         public int keys() {
             return padded.length == 0 ? 0 : padded[0].length;
         }
 
-        /** Whether key {@code j} of batch row {@code b} is padding. */
+        /**
+         * Whether key {@code j} of batch row {@code b} is padding.
+         *
+         * @param b the batch row
+         * @param j the key
+         * @return whether that key is padding
+         */
         public boolean isPadding(int b, int j) {
             return padded[b][j];
         }
     }
 
-    /** Broadcast keep tensor: nonzero = attend, {@code 0} = masked. */
+    /**
+     * Broadcast keep tensor: nonzero = attend, {@code 0} = masked.
+     *
+     * @param keep the keep tensor, rank 2 or rank 4
+     */
     public record Keep(Tensor keep) implements Part {
     }
 
-    /** Broadcast bias added to the scaled scores; {@code -Infinity} masks. */
+    /**
+     * Broadcast bias added to the scaled scores; {@code -Infinity} masks.
+     *
+     * @param bias the bias tensor, rank 2 or rank 4
+     */
     public record Additive(Tensor bias) implements Part {
     }
 
@@ -82,6 +108,8 @@ public final class AttentionMask {
      * {@code i' = i + (Lk - Lq)} is the query's position aligned to the end of the keys (with a
      * cache: the position its token was appended at). Joined with {@link #causal()} it keeps the
      * {@code window} most recent keys up to the query itself (Mistral, Gemma 2, gpt-oss).
+     *
+     * @param window the number of keys in the window
      */
     public record SlidingWindow(int window) implements Part {
     }
@@ -97,12 +125,21 @@ public final class AttentionMask {
             this.slopes = slopes;
         }
 
-        /** Number of heads (one slope each). */
+        /**
+         * Number of heads (one slope each).
+         *
+         * @return the number of heads
+         */
         public int heads() {
             return slopes.length;
         }
 
-        /** Slope of head {@code h}. */
+        /**
+         * Slope of head {@code h}.
+         *
+         * @param h the head
+         * @return the slope of head {@code h}
+         */
         public float slope(int h) {
             return slopes[h];
         }
@@ -113,7 +150,11 @@ public final class AttentionMask {
         }
     }
 
-    /** No masking. */
+    /**
+     * No masking.
+     *
+     * @return the empty mask
+     */
     public static AttentionMask none() {
         return NONE;
     }
@@ -122,6 +163,8 @@ public final class AttentionMask {
      * Causal mask aligned to the end: query {@code i} attends key {@code j} iff
      * {@code j <= i + (Lk - Lq)}, so the last query sees every key (new queries after cached
      * keys). Equals PyTorch's {@code is_causal=True} when {@code Lq == Lk}.
+     *
+     * @return the end-aligned causal mask
      */
     public static AttentionMask causal() {
         return new AttentionMask(List.of(new Causal(true)));
@@ -131,6 +174,8 @@ public final class AttentionMask {
      * Causal mask aligned to the start (PyTorch's {@code torch.tril(ones(Lq, Lk))} convention):
      * query {@code i} attends key {@code j} iff {@code j <= i}. Same as {@link #causal()} when
      * {@code Lq == Lk}.
+     *
+     * @return the start-aligned causal mask
      */
     public static AttentionMask causalTopLeft() {
         return new AttentionMask(List.of(new Causal(false)));
@@ -139,6 +184,9 @@ public final class AttentionMask {
     /**
      * Key padding, {@code [B][Lk]} with {@code true} = padding key (PyTorch's
      * {@code key_padding_mask} with booleans). The flags are copied.
+     *
+     * @param padded padding flags {@code [B][Lk]}, {@code true} = padding
+     * @return the key padding mask
      */
     public static AttentionMask keyPadding(boolean[][] padded) {
         Checks.notNull(padded, "padded");
@@ -152,7 +200,13 @@ public final class AttentionMask {
         return new AttentionMask(List.of(new KeyPadding(copy)));
     }
 
-    /** Key padding from token ids {@code [B][Lk]}: key {@code j} of row {@code b} is padding iff its id equals {@code padId}. */
+    /**
+     * Key padding from token ids {@code [B][Lk]}: key {@code j} of row {@code b} is padding iff its id equals {@code padId}.
+     *
+     * @param tokenIds token ids {@code [B][Lk]}
+     * @param padId the id of the padding token
+     * @return the key padding mask
+     */
     public static AttentionMask padding(int[][] tokenIds, int padId) {
         Checks.notNull(tokenIds, "tokenIds");
         boolean[][] padded = new boolean[tokenIds.length][];
@@ -173,6 +227,9 @@ public final class AttentionMask {
      * Keep mask: nonzero = attend, {@code 0} = masked (the textbook
      * {@code masked_fill(mask == 0, -inf)}). Rank 2 {@code (Lq or 1, Lk)} or rank 4
      * {@code (B or 1, H or 1, Lq or 1, Lk)}.
+     *
+     * @param keep the keep tensor
+     * @return the keep mask
      */
     public static AttentionMask keep(Tensor keep) {
         checkBroadcastRank(keep, "keep");
@@ -183,6 +240,9 @@ public final class AttentionMask {
      * Additive bias on the scaled scores; {@code -Infinity} masks. The TensorFlow convention
      * {@code logits += mask * -1e9} is {@code additive(mask * -1e9)}. Rank 2 or rank 4 as for
      * {@link #keep(Tensor)}.
+     *
+     * @param bias the bias tensor
+     * @return the additive mask
      */
     public static AttentionMask additive(Tensor bias) {
         checkBroadcastRank(bias, "bias");
@@ -195,6 +255,8 @@ public final class AttentionMask {
      * {@link #causal()}: {@code causal().and(slidingWindow(4096))}. Whole key tiles outside
      * every row's window are skipped, so the cost grows with {@code L · window}, not {@code L²}.
      *
+     * @param window the number of keys in the window
+     * @return the sliding-window mask
      * @throws IllegalArgumentException if {@code window < 1}
      */
     public static AttentionMask slidingWindow(int window) {
@@ -207,6 +269,8 @@ public final class AttentionMask {
      * {@code -slopes[h] * |i' - j|}, {@code i' = i + (Lk - Lq)}; computed on the fly, never
      * materialized. The slopes are copied; there must be one per query head.
      *
+     * @param slopes one slope per query head
+     * @return the ALiBi mask
      * @throws IllegalArgumentException if a slope is not finite or {@code slopes} is empty
      */
     public static AttentionMask alibi(float[] slopes) {
@@ -222,6 +286,9 @@ public final class AttentionMask {
      * The slopes of the ALiBi paper (Press et al.) for {@code heads} heads:
      * {@code 2^(-8(h+1)/n)} for the largest power of two {@code n <= heads}, then the odd
      * multiples of {@code 2^(-4/n)} for the rest, as BLOOM computes them.
+     *
+     * @param heads the number of heads
+     * @return one slope per head
      */
     public static float[] alibiSlopes(int heads) {
         Checks.positive(heads, "heads");
@@ -236,7 +303,12 @@ public final class AttentionMask {
         return slopes;
     }
 
-    /** A mask in which both this and {@code other} apply. */
+    /**
+     * A mask in which both this and {@code other} apply.
+     *
+     * @param other the mask to join
+     * @return the joined mask
+     */
     public AttentionMask and(AttentionMask other) {
         Checks.notNull(other, "other");
         List<Part> all = new ArrayList<>(parts);
@@ -244,7 +316,11 @@ public final class AttentionMask {
         return new AttentionMask(all);
     }
 
-    /** The parts of this mask, in the order they were joined. */
+    /**
+     * The parts of this mask, in the order they were joined.
+     *
+     * @return the parts, in join order
+     */
     public List<Part> parts() {
         return parts;
     }
@@ -252,6 +328,10 @@ public final class AttentionMask {
     /**
      * Checks that every part fits scores of shape {@code (batch, heads, queries, keys)}.
      *
+     * @param batch the batch size B
+     * @param heads the number of query heads H
+     * @param queries the number of queries Lq
+     * @param keys the number of keys Lk
      * @throws IllegalArgumentException naming the part and the expected vs actual shape
      */
     public void checkApplicable(int batch, int heads, int queries, int keys) {

@@ -50,6 +50,11 @@ public final class KvCache {
      * own keys and values. {@link MultiHeadAttention#forwardCached} accepts it too when the
      * heads and width match.
      *
+     * @param batch the number of rows
+     * @param kvHeads the number of key/value heads
+     * @param headDim the width of each key and value
+     * @param capacity the tokens per row before the cache grows
+     * @return a new, empty cache
      * @throws IllegalArgumentException if {@code batch} or {@code capacity} is negative, or
      *                                  {@code kvHeads} or {@code headDim} is not positive
      */
@@ -57,17 +62,29 @@ public final class KvCache {
         return new KvCache(null, batch, Checks.positive(kvHeads, "kvHeads"), Checks.positive(headDim, "headDim"), capacity);
     }
 
-    /** Number of batch rows. */
+    /**
+     * Number of batch rows.
+     *
+     * @return the number of batch rows
+     */
     public int batch() {
         return batch;
     }
 
-    /** Number of key/value heads. */
+    /**
+     * Number of key/value heads.
+     *
+     * @return the number of key/value heads
+     */
     public int kvHeads() {
         return heads;
     }
 
-    /** Width of each key and value. */
+    /**
+     * Width of each key and value.
+     *
+     * @return the width of each key and value
+     */
     public int headDim() {
         return headDim;
     }
@@ -75,6 +92,8 @@ public final class KvCache {
     /**
      * Number of tokens row {@code row} holds.
      *
+     * @param row the batch row
+     * @return the number of tokens the row holds
      * @throws IllegalArgumentException if {@code row} is not in {@code [0, batch())}
      */
     public int length(int row) {
@@ -82,7 +101,11 @@ public final class KvCache {
         return lengths[row];
     }
 
-    /** The longest row's number of tokens (every row's, when all rows took every token). */
+    /**
+     * The longest row's number of tokens (every row's, when all rows took every token).
+     *
+     * @return the longest row's number of tokens
+     */
     public int length() {
         int max = 0;
         for (int len : lengths) {
@@ -91,7 +114,11 @@ public final class KvCache {
         return max;
     }
 
-    /** Tokens the smallest row holds before it grows. */
+    /**
+     * Tokens the smallest row holds before it grows.
+     *
+     * @return the smallest row's capacity in tokens
+     */
     public int capacity() {
         int min = Integer.MAX_VALUE;
         for (KeyValuePanels p : panels) {
@@ -103,6 +130,8 @@ public final class KvCache {
     /**
      * Appends {@code k, v} {@code (B, KVH, T, headDim)}: T tokens to every row.
      *
+     * @param k keys {@code (B, KVH, T, headDim)}
+     * @param v values {@code (B, KVH, T, headDim)}
      * @throws IllegalArgumentException if the shapes do not match the cache or a row would pass
      *                                  the size limit
      */
@@ -114,6 +143,9 @@ public final class KvCache {
      * Appends to row {@code b} the first {@code tokens[b]} of the T tokens of {@code k, v}
      * {@code (B, KVH, T, headDim)}; 0 lets the row sit out.
      *
+     * @param k keys {@code (B, KVH, T, headDim)}
+     * @param v values {@code (B, KVH, T, headDim)}
+     * @param tokens the number of tokens each row takes
      * @throws IllegalArgumentException if the shapes do not match the cache, {@code tokens} has
      *                                  not one entry per row, an entry is outside {@code [0, T]},
      *                                  or a row would pass the size limit
@@ -137,6 +169,8 @@ public final class KvCache {
      * Forgets row {@code row}'s tokens from position {@code newLength} on (rolling back a
      * rejected continuation); its room stays.
      *
+     * @param row the batch row
+     * @param newLength the row's new length
      * @throws IllegalArgumentException unless {@code 0 <= row < batch()} and
      *                                  {@code 0 <= newLength <= length(row)}
      */
@@ -153,6 +187,7 @@ public final class KvCache {
     /**
      * Forgets every row's tokens from position {@code newLength} on.
      *
+     * @param newLength every row's new length
      * @throws IllegalArgumentException unless {@code 0 <= newLength <= length(b)} for every row b
      */
     public void truncate(int newLength) {
@@ -170,6 +205,7 @@ public final class KvCache {
     /**
      * Empties row {@code row}: its slot starts a new sequence; its room stays.
      *
+     * @param row the batch row
      * @throws IllegalArgumentException unless {@code 0 <= row < batch()}
      */
     public void reset(int row) {

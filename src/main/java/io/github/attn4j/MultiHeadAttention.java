@@ -79,57 +79,109 @@ public final class MultiHeadAttention {
         this.out = Projection.of(w.wo(), w.bo(), embedDim, qWidth);
     }
 
-    /** Starts a module of width {@code embedDim} with {@code numHeads} query heads. */
+    /**
+     * Starts a module of width {@code embedDim} with {@code numHeads} query heads.
+     *
+     * @param embedDim the model width E
+     * @param numHeads the number of query heads H
+     * @return a new builder
+     */
     public static MultiHeadAttentionBuilder builder(int embedDim, int numHeads) {
         return new MultiHeadAttentionBuilder(embedDim, numHeads);
     }
 
-    /** Model width E. */
+    /**
+     * Model width E.
+     *
+     * @return the model width E
+     */
     public int embedDim() {
         return embedDim;
     }
 
-    /** Number of query heads H. */
+    /**
+     * Number of query heads H.
+     *
+     * @return the number of query heads H
+     */
     public int numHeads() {
         return numHeads;
     }
 
-    /** Number of key/value heads KVH (equal to H unless GQA/MQA). */
+    /**
+     * Number of key/value heads KVH (equal to H unless GQA/MQA).
+     *
+     * @return the number of key/value heads KVH
+     */
     public int kvHeads() {
         return kvHeads;
     }
 
-    /** Width of one head hd. */
+    /**
+     * Width of one head hd.
+     *
+     * @return the head width hd
+     */
     public int headDim() {
         return headDim;
     }
 
-    /** Width of the keys fed to {@code forward} (PyTorch {@code kdim}); {@code embedDim} unless set. */
+    /**
+     * Width of the keys fed to {@code forward} (PyTorch {@code kdim}); {@code embedDim} unless set.
+     *
+     * @return the key width
+     */
     public int keyDim() {
         return keyDim;
     }
 
-    /** Width of the values fed to {@code forward} (PyTorch {@code vdim}); {@code embedDim} unless set. */
+    /**
+     * Width of the values fed to {@code forward} (PyTorch {@code vdim}); {@code embedDim} unless set.
+     *
+     * @return the value width
+     */
     public int valueDim() {
         return valueDim;
     }
 
-    /** Factor applied to {@code Q Kᵀ} before masking and softmax. */
+    /**
+     * Factor applied to {@code Q Kᵀ} before masking and softmax.
+     *
+     * @return the score scale
+     */
     public float scale() {
         return scores.scale();
     }
 
-    /** Number of threads one call may use. */
+    /**
+     * Number of threads one call may use.
+     *
+     * @return the number of threads one call may use
+     */
     public int threads() {
         return threads;
     }
 
-    /** Attention of {@code query (B, Lq, E)} over {@code key, value (B, Lk, E)}; returns {@code (B, Lq, E)}. */
+    /**
+     * Attention of {@code query (B, Lq, E)} over {@code key, value (B, Lk, E)}; returns {@code (B, Lq, E)}.
+     *
+     * @param query queries {@code (B, Lq, E)}
+     * @param key keys {@code (B, Lk, keyDim)}
+     * @param value values {@code (B, Lk, valueDim)}
+     * @param mask which keys each query attends to
+     * @return the output {@code (B, Lq, E)}
+     */
     public Tensor forward(Tensor query, Tensor key, Tensor value, AttentionMask mask) {
         return run(query, key, value, mask, false).output();
     }
 
-    /** Self-attention: {@code forward(x, x, x, mask)}, with one fused Q/K/V projection. */
+    /**
+     * Self-attention: {@code forward(x, x, x, mask)}, with one fused Q/K/V projection.
+     *
+     * @param x the sequence {@code (B, L, E)}
+     * @param mask which keys each query attends to
+     * @return the output {@code (B, L, E)}
+     */
     public Tensor forward(Tensor x, AttentionMask mask) {
         return run(x, x, x, mask, false).output();
     }
@@ -137,6 +189,12 @@ public final class MultiHeadAttention {
     /**
      * Like {@link #forward(Tensor, Tensor, Tensor, AttentionMask)}, and also returns the per-head
      * attention weights {@code (B, H, Lq, Lk)} (not averaged over heads).
+     *
+     * @param query queries {@code (B, Lq, E)}
+     * @param key keys {@code (B, Lk, keyDim)}
+     * @param value values {@code (B, Lk, valueDim)}
+     * @param mask which keys each query attends to
+     * @return the output {@code (B, Lq, E)} and the weights {@code (B, H, Lq, Lk)}
      */
     public AttentionOutput forwardWithWeights(Tensor query, Tensor key, Tensor value, AttentionMask mask) {
         return run(query, key, value, mask, true);
@@ -145,6 +203,10 @@ public final class MultiHeadAttention {
     /**
      * A new, empty key/value cache for {@code batch} sequences with room for {@code capacity}
      * tokens each before it grows. See {@link #forwardCached}.
+     *
+     * @param batch the number of sequences
+     * @param capacity the tokens per sequence before the cache grows
+     * @return a new, empty cache
      */
     public KvCache newKvCache(int batch, int capacity) {
         Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
@@ -160,6 +222,9 @@ public final class MultiHeadAttention {
      * (for RoPE). Feeding a sequence in chunks gives the same result as
      * {@code forward(x, causal())} within float rounding. Returns {@code (B, T, E)}.
      *
+     * @param xNew the new tokens {@code (B, T, E)}
+     * @param cache the cache to attend over and append to
+     * @return the output {@code (B, T, E)}
      * @throws IllegalArgumentException if the cache was made by another module (or is a standalone
      *                                  cache of other kvHeads or headDim), batch sizes disagree,
      *                                  or keyDim/valueDim differ from embedDim
@@ -172,6 +237,11 @@ public final class MultiHeadAttention {
      * Like {@link #forwardCached(Tensor, KvCache)}, with {@code mask} joined to the causal one:
      * {@code causal().and(mask)}, e.g. a sliding window or ALiBi. Tensor parts of the mask are
      * read as scores {@code (B, H, T, cached + T)}.
+     *
+     * @param xNew the new tokens {@code (B, T, E)}
+     * @param cache the cache to attend over and append to
+     * @param mask the mask joined to the causal one
+     * @return the output {@code (B, T, E)}
      */
     public Tensor forwardCached(Tensor xNew, KvCache cache, AttentionMask mask) {
         Checks.notNull(mask, "mask");
@@ -184,6 +254,11 @@ public final class MultiHeadAttention {
      * row sits out, its cache unchanged). Output rows {@code t >= tokens[b]} are 0. Tensor parts
      * of the mask are read as scores {@code (B, H, T, max_b(cache.length(b) + tokens[b]))}.
      *
+     * @param xNew the new tokens {@code (B, T, E)}
+     * @param cache the cache to attend over and append to
+     * @param mask the mask joined to the causal one
+     * @param tokens the number of new tokens each row takes
+     * @return the output {@code (B, T, E)}
      * @throws IllegalArgumentException also if {@code tokens} does not have B entries in {@code [0, T]}
      */
     public Tensor forwardCached(Tensor xNew, KvCache cache, AttentionMask mask, int[] tokens) {

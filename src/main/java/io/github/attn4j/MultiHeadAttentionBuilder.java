@@ -43,33 +43,58 @@ public final class MultiHeadAttentionBuilder {
         this.valueDim = embedDim;
     }
 
-    /** Width of the keys given to {@code forward} (PyTorch {@code kdim}); default {@code embedDim}. wk becomes {@code (KVH·hd, keyDim)}. */
+    /**
+     * Width of the keys given to {@code forward} (PyTorch {@code kdim}); default {@code embedDim}. wk becomes {@code (KVH·hd, keyDim)}.
+     *
+     * @param keyDim the width of the keys
+     * @return this builder
+     */
     public MultiHeadAttentionBuilder keyDim(int keyDim) {
         this.keyDim = Checks.positive(keyDim, "keyDim");
         return this;
     }
 
-    /** Width of the values given to {@code forward} (PyTorch {@code vdim}); default {@code embedDim}. wv becomes {@code (KVH·hd, valueDim)}. */
+    /**
+     * Width of the values given to {@code forward} (PyTorch {@code vdim}); default {@code embedDim}. wv becomes {@code (KVH·hd, valueDim)}.
+     *
+     * @param valueDim the width of the values
+     * @return this builder
+     */
     public MultiHeadAttentionBuilder valueDim(int valueDim) {
         this.valueDim = Checks.positive(valueDim, "valueDim");
         return this;
     }
 
-    /** Softmax scale applied to {@code Q Kᵀ}; default {@code 1/√headDim}. Must be finite. */
+    /**
+     * Softmax scale applied to {@code Q Kᵀ}; default {@code 1/√headDim}. Must be finite.
+     *
+     * @param scale the softmax scale
+     * @return this builder
+     */
     public MultiHeadAttentionBuilder scale(float scale) {
         Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
         this.scale = scale;
         return this;
     }
 
-    /** Width of each head; default {@code embedDim / numHeads} (which must then divide evenly). */
+    /**
+     * Width of each head; default {@code embedDim / numHeads} (which must then divide evenly).
+     *
+     * @param headDim the width of each head
+     * @return this builder
+     */
     public MultiHeadAttentionBuilder headDim(int headDim) {
         this.headDim = Checks.positive(headDim, "headDim");
         this.headDimSet = true;
         return this;
     }
 
-    /** Number of key/value heads; default {@code numHeads}. Fewer gives GQA (1 gives MQA); must divide {@code numHeads}. */
+    /**
+     * Number of key/value heads; default {@code numHeads}. Fewer gives GQA (1 gives MQA); must divide {@code numHeads}.
+     *
+     * @param numKvHeads the number of key/value heads
+     * @return this builder
+     */
     public MultiHeadAttentionBuilder kvHeads(int numKvHeads) {
         this.kvHeads = Checks.positive(numKvHeads, "kvHeads");
         return this;
@@ -80,6 +105,9 @@ public final class MultiHeadAttentionBuilder {
      * after QK-norm, when set). {@code forward} puts query {@code t} and key {@code t} at position
      * {@code t}; {@code forwardCached} puts new token {@code t} of row {@code b} at
      * {@code cache.length(b) + t}. Its rotary dimension must fit the head width (checked at build).
+     *
+     * @param rope the rotary embedding
+     * @return this builder
      */
     public MultiHeadAttentionBuilder rotary(RotaryEmbedding rope) {
         this.rope = Checks.notNull(rope, "rope");
@@ -92,6 +120,11 @@ public final class MultiHeadAttentionBuilder {
      * after the projection and before RoPE. Both weights have one entry per head channel
      * ({@code headDim}, checked at build) and are copied at build; {@code eps} must be finite and
      * non-negative (with 0, an all-zero head gives NaN, as in PyTorch).
+     *
+     * @param qWeight the query norm weight {@code (headDim)}
+     * @param kWeight the key norm weight {@code (headDim)}
+     * @param eps the epsilon added to the mean square
+     * @return this builder
      */
     public MultiHeadAttentionBuilder qkNorm(float[] qWeight, float[] kWeight, float eps) {
         this.qNormWeight = Checks.notNull(qWeight, "qWeight");
@@ -104,6 +137,9 @@ public final class MultiHeadAttentionBuilder {
     /**
      * Soft-caps the scaled scores, {@code s -> cap · tanh(s / cap)}, before masks and biases
      * (Gemma 2, Grok). Must be finite and positive; default: no soft-cap.
+     *
+     * @param cap the soft-cap
+     * @return this builder
      */
     public MultiHeadAttentionBuilder softcap(float cap) {
         Checks.check(Float.isFinite(cap) && cap > 0, "softcap", "a finite positive value", cap);
@@ -115,13 +151,21 @@ public final class MultiHeadAttentionBuilder {
      * Attention sinks (gpt-oss): one logit per query head whose {@code exp} joins that head's
      * softmax denominator with no value, so a query may attend to nothing. Length {@code numHeads}
      * and finite values, checked and copied at build; default: no sinks.
+     *
+     * @param logits one sink logit per query head
+     * @return this builder
      */
     public MultiHeadAttentionBuilder sinks(float[] logits) {
         this.sinks = Checks.notNull(logits, "sinks");
         return this;
     }
 
-    /** Whether the projections have biases; default true. */
+    /**
+     * Whether the projections have biases; default true.
+     *
+     * @param bias whether the projections have biases
+     * @return this builder
+     */
     public MultiHeadAttentionBuilder bias(boolean bias) {
         this.bias = bias;
         return this;
@@ -131,6 +175,12 @@ public final class MultiHeadAttentionBuilder {
      * Projection weights in {@code nn.Linear} layout {@code (out_features, in_features)},
      * row-major: wq {@code (H·hd, E)}, wk and wv {@code (KVH·hd, E)}, wo {@code (E, H·hd)}.
      * Read at {@link #build()}.
+     *
+     * @param wq the query weight {@code (H·hd, E)}
+     * @param wk the key weight {@code (KVH·hd, keyDim)}
+     * @param wv the value weight {@code (KVH·hd, valueDim)}
+     * @param wo the output weight {@code (E, H·hd)}
+     * @return this builder
      */
     public MultiHeadAttentionBuilder weights(float[] wq, float[] wk, float[] wv, float[] wo) {
         this.wq = Checks.notNull(wq, "wq");
@@ -146,6 +196,12 @@ public final class MultiHeadAttentionBuilder {
      * for plain MHA), {@code in_proj_bias} likewise stacked, {@code out_proj.weight}
      * {@code (E, H·hd)} and {@code out_proj.bias} {@code (E)}. Biases may be null together (no
      * bias). Only for {@code keyDim == valueDim == embedDim}; otherwise use {@link #weights}.
+     *
+     * @param inProjWeight the stacked q, k, v weights {@code (H·hd + 2·KVH·hd, E)}
+     * @param inProjBias the stacked q, k, v biases, or null
+     * @param outProjWeight the output weight {@code (E, H·hd)}
+     * @param outProjBias the output bias {@code (E)}, or null
+     * @return this builder
      */
     public MultiHeadAttentionBuilder pytorchWeights(float[] inProjWeight, float[] inProjBias, float[] outProjWeight,
                                                     float[] outProjBias) {
@@ -175,6 +231,12 @@ public final class MultiHeadAttentionBuilder {
      * {@code c}. {@code qkvWeight} is {@code (3·H·hd, E)} in {@code nn.Linear} layout,
      * {@code qkvBias} {@code (3·H·hd)} or null together with {@code outBias} (no bias). Only for
      * {@code kvHeads == numHeads}.
+     *
+     * @param qkvWeight the fused QKV weight {@code (3·H·hd, E)}
+     * @param qkvBias the fused QKV bias {@code (3·H·hd)}, or null
+     * @param outWeight the output weight {@code (E, H·hd)}
+     * @param outBias the output bias {@code (E)}, or null
+     * @return this builder
      */
     public MultiHeadAttentionBuilder interleavedQkvWeights(float[] qkvWeight, float[] qkvBias, float[] outWeight,
                                                            float[] outBias) {
@@ -229,6 +291,12 @@ public final class MultiHeadAttentionBuilder {
      * Projection biases: bq {@code (H·hd)}, bk and bv {@code (KVH·hd)}, bo {@code (E)}. Each may be
      * null on its own: that projection has no bias (Qwen 2, for instance, has q/k/v biases and no
      * output bias). Read at {@link #build()}.
+     *
+     * @param bq the query bias {@code (H·hd)}, or null
+     * @param bk the key bias {@code (KVH·hd)}, or null
+     * @param bv the value bias {@code (KVH·hd)}, or null
+     * @param bo the output bias {@code (E)}, or null
+     * @return this builder
      */
     public MultiHeadAttentionBuilder biases(float[] bq, float[] bk, float[] bv, float[] bo) {
         this.bq = bq;
@@ -243,6 +311,9 @@ public final class MultiHeadAttentionBuilder {
      * follows PyTorch's bounds: Q/K/V weights Xavier-uniform over the stacked
      * {@code (H·hd + 2·KVH·hd, E)} matrix (each matrix on its own when keyDim or valueDim
      * differ from E), the output weight uniform in {@code ±1/√(H·hd)}, biases zero.
+     *
+     * @param seed the seed of the random initialization
+     * @return this builder
      */
     public MultiHeadAttentionBuilder seed(long seed) {
         this.seed = seed;
@@ -253,6 +324,9 @@ public final class MultiHeadAttentionBuilder {
      * Threads one forward call may use (default: available processors). Work is split into
      * independent blocks of rows and (head, query tile) pairs, each reduced in a fixed order,
      * so the output is bit-identical for every thread count.
+     *
+     * @param threads the number of threads one call may use
+     * @return this builder
      */
     public MultiHeadAttentionBuilder threads(int threads) {
         this.threads = Checks.positive(threads, "threads");
@@ -262,6 +336,7 @@ public final class MultiHeadAttentionBuilder {
     /**
      * Validates the configuration and builds the module.
      *
+     * @return the module
      * @throws IllegalArgumentException naming the offending setting, expected vs actual
      */
     public MultiHeadAttention build() {

@@ -39,12 +39,20 @@ public final class RotaryEmbedding {
      * Llama 3.1 frequency scaling parameters, as published in the model's {@code rope_scaling}
      * (Llama 3.1: factor 8, lowFreqFactor 1, highFreqFactor 4, originalMaxPositions 8192).
      *
-     * @throws IllegalArgumentException unless {@code factor} and {@code lowFreqFactor} are finite
-     *                                  and positive, {@code highFreqFactor} is finite and greater
-     *                                  than {@code lowFreqFactor}, and {@code originalMaxPositions}
-     *                                  is positive
+     * @param factor the divisor of the low frequencies
+     * @param lowFreqFactor pairs with {@code wavelen > originalMaxPositions / lowFreqFactor} are divided by factor
+     * @param highFreqFactor pairs with {@code wavelen < originalMaxPositions / highFreqFactor} keep their frequency
+     * @param originalMaxPositions the original context length
      */
     public record Llama3Scaling(double factor, double lowFreqFactor, double highFreqFactor, int originalMaxPositions) {
+        /**
+         * Checks the parameters.
+         *
+         * @throws IllegalArgumentException unless {@code factor} and {@code lowFreqFactor} are finite
+         *                                  and positive, {@code highFreqFactor} is finite and greater
+         *                                  than {@code lowFreqFactor}, and {@code originalMaxPositions}
+         *                                  is positive
+         */
         public Llama3Scaling {
             checkFactor(factor, "factor");
             checkFactor(lowFreqFactor, "lowFreqFactor");
@@ -77,6 +85,7 @@ public final class RotaryEmbedding {
      * @param rotaryDim number of leading dims of each head that rotate: even, at least 2, at most
      *                  the head width (checked when applied)
      * @param theta     frequency base, finite and positive (10000 in most models, 500000 in Llama 3)
+     * @return a rotate_half embedding without scaling
      * @throws IllegalArgumentException if {@code rotaryDim} is odd or below 2, or {@code theta} is
      *                                  not finite and positive
      */
@@ -86,7 +95,11 @@ public final class RotaryEmbedding {
         return new RotaryEmbedding(rotaryDim, theta, false, 1.0, null);
     }
 
-    /** GPT-J / Meta pairing: dims {@code (2i, 2i+1)}. */
+    /**
+     * GPT-J / Meta pairing: dims {@code (2i, 2i+1)}.
+     *
+     * @return a copy with interleaved pairing
+     */
     public RotaryEmbedding interleaved() {
         return new RotaryEmbedding(rotaryDim, theta, true, linearFactor, llama3);
     }
@@ -94,6 +107,8 @@ public final class RotaryEmbedding {
     /**
      * Positions divided by {@code factor}; replaces any Llama 3 scaling.
      *
+     * @param factor the divisor of positions
+     * @return a copy with linear scaling
      * @throws IllegalArgumentException if {@code factor} is not finite and positive
      */
     public RotaryEmbedding linearScaling(double factor) {
@@ -104,6 +119,11 @@ public final class RotaryEmbedding {
     /**
      * Llama 3.1 frequency scaling (see the class comment); replaces any linear scaling.
      *
+     * @param factor the divisor of the low frequencies
+     * @param lowFreqFactor pairs with {@code wavelen > originalMaxPositions / lowFreqFactor} are divided by factor
+     * @param highFreqFactor pairs with {@code wavelen < originalMaxPositions / highFreqFactor} keep their frequency
+     * @param originalMaxPositions the original context length
+     * @return a copy with Llama 3.1 scaling
      * @throws IllegalArgumentException as {@link Llama3Scaling}'s constructor
      */
     public RotaryEmbedding llama3Scaling(double factor, double lowFreqFactor, double highFreqFactor, int originalMaxPositions) {
@@ -111,27 +131,47 @@ public final class RotaryEmbedding {
                 new Llama3Scaling(factor, lowFreqFactor, highFreqFactor, originalMaxPositions));
     }
 
-    /** Number of leading dims rotated; the rest pass through. */
+    /**
+     * Number of leading dims rotated; the rest pass through.
+     *
+     * @return the number of rotated dims
+     */
     public int rotaryDim() {
         return rotaryDim;
     }
 
-    /** Base of the frequencies {@code theta^(-2i/rotaryDim)}. */
+    /**
+     * Base of the frequencies {@code theta^(-2i/rotaryDim)}.
+     *
+     * @return the frequency base
+     */
     public double theta() {
         return theta;
     }
 
-    /** Whether pairs are {@code (2i, 2i+1)} (true) or {@code (i, i + rotaryDim/2)} (false). */
+    /**
+     * Whether pairs are {@code (2i, 2i+1)} (true) or {@code (i, i + rotaryDim/2)} (false).
+     *
+     * @return whether pairs are {@code (2i, 2i+1)}
+     */
     public boolean isInterleaved() {
         return interleaved;
     }
 
-    /** The linear scaling factor positions are divided by; 1 when none is set. */
+    /**
+     * The linear scaling factor positions are divided by; 1 when none is set.
+     *
+     * @return the linear scaling factor
+     */
     public double linearFactor() {
         return linearFactor;
     }
 
-    /** The Llama 3 scaling, or null when none is set. */
+    /**
+     * The Llama 3 scaling, or null when none is set.
+     *
+     * @return the Llama 3 scaling, or null
+     */
     public Llama3Scaling llama3() {
         return llama3;
     }
@@ -141,6 +181,9 @@ public final class RotaryEmbedding {
      * ({@code x} is not modified). Token {@code t} of batch row {@code b} rotates at position
      * {@code positions[b][t]}, in every head.
      *
+     * @param x the heads {@code (B, H, L, d)}
+     * @param positions the position of each token {@code [B][L]}
+     * @return the rotated copy of {@code x}
      * @throws NullPointerException     if {@code x}, {@code positions} or one of its rows is null
      * @throws IllegalArgumentException if {@code x} is not of rank 4, {@code rotaryDim > d},
      *                                  {@code positions} is not {@code B} rows of {@code L}, or a

@@ -35,7 +35,11 @@ public final class ScaledDotProductAttention {
         this.threads = b.threads;
     }
 
-    /** Starts a configured attention: scale, soft-cap, sinks and threads. */
+    /**
+     * Starts a configured attention: scale, soft-cap, sinks and threads.
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -50,21 +54,36 @@ public final class ScaledDotProductAttention {
         private Builder() {
         }
 
-        /** Factor on {@code q·k}; default {@code 1/sqrt(d)}. Must be finite. */
+        /**
+         * Factor on {@code q·k}; default {@code 1/sqrt(d)}. Must be finite.
+         *
+         * @param scale the factor on {@code q·k}
+         * @return this builder
+         */
         public Builder scale(float scale) {
             Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
             this.scale = scale;
             return this;
         }
 
-        /** Soft-cap {@code s -> cap * tanh(s / cap)}, after scaling, before biases and masks. Must be finite and positive. */
+        /**
+         * Soft-cap {@code s -> cap * tanh(s / cap)}, after scaling, before biases and masks. Must be finite and positive.
+         *
+         * @param cap the soft-cap
+         * @return this builder
+         */
         public Builder softcap(float cap) {
             Checks.check(Float.isFinite(cap) && cap > 0, "softcap", "a finite positive value", cap);
             this.softcap = cap;
             return this;
         }
 
-        /** One logit per query head: {@code exp(logit)} joins the softmax denominator, with no value. Copied. */
+        /**
+         * One logit per query head: {@code exp(logit)} joins the softmax denominator, with no value. Copied.
+         *
+         * @param logits one logit per query head
+         * @return this builder
+         */
         public Builder sinks(float[] logits) {
             Checks.notNull(logits, "sinks");
             for (int h = 0; h < logits.length; h++) {
@@ -74,12 +93,22 @@ public final class ScaledDotProductAttention {
             return this;
         }
 
-        /** Threads one call may use; default: available processors. Results are bit-identical for every count. */
+        /**
+         * Threads one call may use; default: available processors. Results are bit-identical for every count.
+         *
+         * @param threads the number of threads one call may use
+         * @return this builder
+         */
         public Builder threads(int threads) {
             this.threads = Checks.positive(threads, "threads");
             return this;
         }
 
+        /**
+         * Builds the configured attention.
+         *
+         * @return the configured attention
+         */
         public ScaledDotProductAttention build() {
             return new ScaledDotProductAttention(this);
         }
@@ -89,6 +118,11 @@ public final class ScaledDotProductAttention {
      * Attention of {@code q (B, H, Lq, d)} over {@code k (B, KVH, Lk, d)} and
      * {@code v (B, KVH, Lk, dv)}; returns {@code (B, H, Lq, dv)}.
      *
+     * @param q queries {@code (B, H, Lq, d)}
+     * @param k keys {@code (B, KVH, Lk, d)}
+     * @param v values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to
+     * @return the output {@code (B, H, Lq, dv)}
      * @throws IllegalArgumentException if shapes disagree, the mask does not fit the scores, or
      *                                  the sinks are not one per query head
      */
@@ -104,6 +138,10 @@ public final class ScaledDotProductAttention {
      * one (sliding window, ALiBi, and tensor parts read with Lk = the longest row). Returns
      * {@code (B, H, T, headDim)}.
      *
+     * @param q queries {@code (B, H, T, d)}
+     * @param cache the keys and values, the queries' tokens already appended
+     * @param mask the mask joined to the causal one
+     * @return the output {@code (B, H, T, headDim)}
      * @throws IllegalArgumentException if shapes disagree with the cache, a row holds fewer than
      *                                  T tokens, or the mask or sinks do not fit
      */
@@ -141,13 +179,30 @@ public final class ScaledDotProductAttention {
         return new AttentionKernel.Scores(s, softcap, sinks);
     }
 
-    /** Attention with the default scale {@code 1 / sqrt(d)}. */
+    /**
+     * Attention with the default scale {@code 1 / sqrt(d)}.
+     *
+     * @param q queries {@code (B, H, Lq, d)}
+     * @param k keys {@code (B, KVH, Lk, d)}
+     * @param v values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to
+     * @return the output {@code (B, H, Lq, dv)}
+     */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
         Checks.rank(q, 4, "q", "(B, H, Lq, d)");
         return apply(q, k, v, mask, (float) (1.0 / Math.sqrt(q.dim(3))));
     }
 
-    /** Attention with an explicit scale applied to {@code Q Kᵀ} before masking, on all available processors. */
+    /**
+     * Attention with an explicit scale applied to {@code Q Kᵀ} before masking, on all available processors.
+     *
+     * @param q queries {@code (B, H, Lq, d)}
+     * @param k keys {@code (B, KVH, Lk, d)}
+     * @param v values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to
+     * @param scale the factor applied to {@code Q Kᵀ}
+     * @return the output {@code (B, H, Lq, dv)}
+     */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
         return apply(q, k, v, mask, scale, Runtime.getRuntime().availableProcessors());
     }
@@ -155,6 +210,14 @@ public final class ScaledDotProductAttention {
     /**
      * Attention on up to {@code threads} threads; the result is bit-identical for every thread
      * count.
+     *
+     * @param q queries {@code (B, H, Lq, d)}
+     * @param k keys {@code (B, KVH, Lk, d)}
+     * @param v values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to
+     * @param scale the factor applied to {@code Q Kᵀ}
+     * @param threads the number of threads to use at most
+     * @return the output {@code (B, H, Lq, dv)}
      */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, int threads) {
         Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
@@ -164,6 +227,13 @@ public final class ScaledDotProductAttention {
     /**
      * Attention that also returns the softmax weights {@code (B, H, Lq, Lk)}; the weights are
      * materialized, so memory grows with {@code Lq * Lk}.
+     *
+     * @param q queries {@code (B, H, Lq, d)}
+     * @param k keys {@code (B, KVH, Lk, d)}
+     * @param v values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to
+     * @param scale the factor applied to {@code Q Kᵀ}
+     * @return the output {@code (B, H, Lq, dv)} and the weights {@code (B, H, Lq, Lk)}
      */
     public static AttentionOutput applyWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
         Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
@@ -174,6 +244,12 @@ public final class ScaledDotProductAttention {
      * Like {@link #attend(Tensor, Tensor, Tensor, AttentionMask)}, and also returns the softmax
      * weights {@code (B, H, Lq, Lk)} (sink excluded: with sinks a row sums to less than 1); the
      * weights are materialized, so memory grows with {@code Lq * Lk}.
+     *
+     * @param q queries {@code (B, H, Lq, d)}
+     * @param k keys {@code (B, KVH, Lk, d)}
+     * @param v values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to
+     * @return the output {@code (B, H, Lq, dv)} and the weights {@code (B, H, Lq, Lk)}
      */
     public AttentionOutput attendWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
         Checks.rank(q, 4, "q", "(B, H, Lq, d)");

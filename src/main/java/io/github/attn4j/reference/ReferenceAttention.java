@@ -127,14 +127,24 @@ public final class ReferenceAttention {
      * {@code s = softcap · tanh(s / softcap)}. {@code sinks} (null = none, else one finite logit
      * per query head) join each row's softmax denominator as {@code exp(sinks[h])}, with no value.
      * The array is used as given.
+     *
+     * @param scale the factor applied to {@code q·k}
+     * @param softcap the soft-cap, or 0 for none
+     * @param sinks one logit per query head, or null
      */
     public record ScoreOptions(float scale, float softcap, float[] sinks) {
+        /** Checks the soft-cap and the sinks. */
         public ScoreOptions {
             checkSoftcap(softcap, "softcap");
             finite(sinks, "sinks");
         }
 
-        /** Only a scale: no soft-cap, no sinks. */
+        /**
+         * Only a scale: no soft-cap, no sinks.
+         *
+         * @param scale the factor applied to {@code q·k}
+         * @return options with that scale only
+         */
         public static ScoreOptions scaled(float scale) {
             return new ScoreOptions(scale, 0f, null);
         }
@@ -145,9 +155,17 @@ public final class ReferenceAttention {
      * {@code qNormWeight} and {@code kNormWeight} (each {@code hd} long) turn on RMSNorm of the
      * query and key heads with {@code normEps}; {@code rope} rotates both after the norm;
      * {@code softcap} and {@code sinks} are as in {@link ScoreOptions}. Arrays are used as given.
+     *
+     * @param rope the rotary embedding, or null
+     * @param qNormWeight the query RMSNorm weight, or null
+     * @param kNormWeight the key RMSNorm weight, or null
+     * @param normEps the RMSNorm epsilon
+     * @param softcap the soft-cap, or 0 for none
+     * @param sinks one logit per query head, or null
      */
     public record DecoderOptions(RotaryEmbedding rope, float[] qNormWeight, float[] kNormWeight, float normEps,
                                  float softcap, float[] sinks) {
+        /** Checks normEps, the soft-cap and the sinks. */
         public DecoderOptions {
             if (!(Float.isFinite(normEps) && normEps >= 0)) {
                 throw new IllegalArgumentException("normEps: expected a finite value >= 0, got " + normEps);
@@ -156,7 +174,11 @@ public final class ReferenceAttention {
             finite(sinks, "sinks");
         }
 
-        /** No decoder transform: plain multi-head attention. */
+        /**
+         * No decoder transform: plain multi-head attention.
+         *
+         * @return options with every transform absent
+         */
         public static DecoderOptions none() {
             return new DecoderOptions(null, null, null, 0f, 0f, null);
         }
@@ -181,6 +203,14 @@ public final class ReferenceAttention {
     /**
      * Multi-head attention with the decoder transforms of {@code o}: RoPE puts query {@code t} at
      * position {@code t} ({@code 0..Lq-1}) and key {@code t} at position {@code t} ({@code 0..Lk-1}).
+     *
+     * @param query queries {@code (B, Lq, E)}
+     * @param key keys {@code (B, Lk, keyDim)}
+     * @param value values {@code (B, Lk, valueDim)}
+     * @param mask which keys each query attends to, see {@link AttentionMask}
+     * @param p the layer's shape and weights
+     * @param o the decoder transforms
+     * @return the output {@code (B, Lq, E)} and the weights {@code (B, H, Lq, Lk)}
      */
     public static AttentionOutput multiHead(Tensor query, Tensor key, Tensor value, AttentionMask mask, Parameters p,
                                             DecoderOptions o) {
@@ -282,6 +312,13 @@ public final class ReferenceAttention {
      * Scaled dot-product attention with soft-cap and sinks: the weights are
      * {@code exp(s_j) / (Σ_k exp(s_k) + exp(sink_h))}, so a row with a sink sums to less than 1;
      * a row whose keys are all masked gives zero weights and output, sink or not.
+     *
+     * @param q queries {@code (B, H, Lq, d)}
+     * @param k keys {@code (B, KVH, Lk, d)}
+     * @param v values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to, see {@link AttentionMask}
+     * @param options how scores are formed
+     * @return the output {@code (B, H, Lq, dv)} and the weights {@code (B, H, Lq, Lk)}
      */
     public static AttentionOutput scaledDotProduct(Tensor q, Tensor k, Tensor v, AttentionMask mask, ScoreOptions options) {
         rank4(q, "q");
@@ -314,6 +351,11 @@ public final class ReferenceAttention {
     /**
      * Rotary position embedding of {@code x (B, H, L, d)}, token {@code t} of batch row {@code b}
      * at {@code positions[b][t]} (non-negative), computed from {@code rope}'s getters; a new tensor.
+     *
+     * @param x the heads {@code (B, H, L, d)}
+     * @param positions the position of each token {@code [B][L]}
+     * @param rope the rotary configuration
+     * @return the rotated tensor
      */
     public static Tensor rotary(Tensor x, int[][] positions, RotaryEmbedding rope) {
         rank4(x, "x");
