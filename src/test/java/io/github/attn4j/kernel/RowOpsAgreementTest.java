@@ -20,8 +20,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * <p>What must agree, and how exactly:
  * <ul>
  *   <li>Every element a method writes is bit-identical (NaN compared as NaN, whatever its payload):
- *       {@link ExpFloat#exp} and {@link ExpFloat#exp2} are one lane of the vector forms, and
- *       scaling, {@code fma} bias, masking are single IEEE operations per element. Elements
+ *       {@link ExpFloat#exp}, {@link ExpFloat#exp2} and {@link ExpFloat#tanh} (the soft-cap) are
+ *       one lane of the vector forms, and scaling, {@code fma} bias, the ALiBi distance bias and
+ *       masking are single IEEE operations per element. Elements
  *       outside {@code [off, off + n)} are never written.</li>
  *   <li>{@link RowOps#max}, {@link RowOps#scaleMax}, {@link RowOps#anyAbove} and
  *       {@link RowOps#anyNonFinite} return identical results: the maximum of the same values is
@@ -262,6 +263,23 @@ class RowOpsAgreementTest {
                 scalar.mask(xs, r.off(), n, keep, bias.off());
                 vector.mask(xv, r.off(), n, keep, bias.off());
                 what = "mask n=" + n + " off=" + r.off() + " at=" + bias.off();
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+
+                xs = r.copy();
+                xv = r.copy();
+                scalar.softcap(xs, r.off(), n, factor);
+                vector.softcap(xv, r.off(), n, factor);
+                what = "softcap n=" + n + " off=" + r.off() + " cap=" + factor;
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+
+                int center = random.nextInt(-3 * n - 5, 3 * n + 5);
+                xs = r.copy();
+                xv = r.copy();
+                scalar.addDistanceBias(xs, r.off(), n, factor, center);
+                vector.addDistanceBias(xv, r.off(), n, factor, center);
+                what = "addDistanceBias n=" + n + " off=" + r.off() + " slope=" + factor + " center=" + center;
                 assertSameBits(xs, xv, what);
                 assertUntouched(r, xs, what);
             }
