@@ -30,9 +30,6 @@ public final class Int8Panels extends EncodedPanels {
     private byte[] valueData;
     private float[] keyScales;
     private float[] valueScales;
-    /** One encoded vector and its scales, before they are spread into the panels. */
-    private final byte[] row;
-    private final float[] rowScales;
 
     /** Empty panels for keys of width {@code d}, values of width {@code dv}, room for {@code capacity} keys, blocks of {@link #BLOCK}. */
     public Int8Panels(int d, int dv, int capacity) {
@@ -51,8 +48,6 @@ public final class Int8Panels extends EncodedPanels {
         this.block = block;
         this.keyBlocks = Math.max(1, (d + block - 1) / block);
         this.valueBlocks = Math.max(1, (dv + block - 1) / block);
-        this.row = new byte[Math.max(d, dv)];
-        this.rowScales = new float[Math.max(keyBlocks, valueBlocks)];
         allocate(capacity);
     }
 
@@ -76,45 +71,43 @@ public final class Int8Panels extends EncodedPanels {
 
     @Override
     void encodeKey(float[] x, int src, int j) {
-        quantize(x, src, d, keyBlocks);
         int at = keyIndex(j, 0);
-        for (int c = 0; c < d; c++) {
-            keyData[at + c * NR] = row[c];
-        }
         for (int k = 0; k < keyBlocks; k++) {
-            keyScales[(j / NR * keyBlocks + k) * NR + j % NR] = rowScales[k];
+            int c0 = k * block;
+            int c1 = Math.min(d, c0 + block);
+            float s = scale(x, src + c0, src + c1);
+            keyScales[(j / NR * keyBlocks + k) * NR + j % NR] = s;
+            for (int c = c0; c < c1; c++) {
+                keyData[at + c * NR] = quantize(x[src + c], s);
+            }
         }
     }
 
     @Override
     void encodeValue(float[] x, int src, int j) {
-        quantize(x, src, dv, valueBlocks);
-        for (int c = 0; c < dv; c++) {
-            valueData[valueIndex(j, c)] = row[c];
-        }
-        System.arraycopy(rowScales, 0, valueScales, j * valueBlocks, valueBlocks);
-    }
-
-    /** Quantizes {@code x[src .. src + n)} block by block into {@link #row} and {@link #rowScales}. */
-    private void quantize(float[] x, int src, int n, int blocks) {
-        for (int k = 0; k < blocks; k++) {
+        for (int k = 0; k < valueBlocks; k++) {
             int c0 = k * block;
-            int c1 = Math.min(n, c0 + block);
-            float max = 0f;
+            int c1 = Math.min(dv, c0 + block);
+            float s = scale(x, src + c0, src + c1);
+            valueScales[j * valueBlocks + k] = s;
             for (int c = c0; c < c1; c++) {
-                max = Math.max(max, Math.abs(x[src + c]));     // NaN if any is NaN
-            }
-            float scale = Float.isFinite(max) ? max / 127f : Float.NaN;
-            rowScales[k] = scale;
-            for (int c = c0; c < c1; c++) {
-                row[c] = scale > 0f ? quantize(x[src + c] / scale) : 0;
+                valueData[valueIndex(j, c)] = quantize(x[src + c], s);
             }
         }
     }
 
-    /** {@code rint(x)} clamped to [-127, 127] (x / scale may exceed 127 by a rounding). */
-    private static byte quantize(float x) {
-        return (byte) Math.max(-127, Math.min(127, (int) Math.rint(x)));
+    /** The scale of block {@code x[from, to)}: {@code max|x| / 127}, NaN when the block holds NaN or an infinity. */
+    private static float scale(float[] x, int from, int to) {
+        float max = 0f;
+        for (int i = from; i < to; i++) {
+            max = Math.max(max, Math.abs(x[i]));     // NaN if one is NaN
+        }
+        return Float.isFinite(max) ? max / 127f : Float.NaN;
+    }
+
+    /** {@code rint(x / s)} clamped to [-127, 127] (the quotient may pass 127 by a rounding); 0 when s is 0 or NaN. */
+    private static byte quantize(float x, float s) {
+        return s > 0f ? (byte) Math.max(-127, Math.min(127, (int) Math.rint(x / s))) : 0;
     }
 
     @Override
@@ -148,6 +141,6 @@ public final class Int8Panels extends EncodedPanels {
 
     @Override
     long arrayBytes() {
-        return keyData.length + valueData.length + 4L * (keyScales.length + valueScales.length) + row.length + 4L * rowScales.length;
+        return keyData.length + valueData.length + 4L * (keyScales.length + valueScales.length);
     }
 }
