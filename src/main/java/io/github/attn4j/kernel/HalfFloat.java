@@ -46,15 +46,17 @@ final class HalfFloat {
     }
 
     /**
-     * The float value of F16 bits {@code h}: sign, then the exponent and significand shifted into
-     * a float's fields and multiplied by 2¹¹² (exact, subnormals included); exponent 31 becomes
-     * the float infinity or NaN with the same significand bits.
+     * The float value of F16 bits {@code h}: the exponent and significand shifted into a float's
+     * fields and multiplied by 2¹¹² (exact, subnormals included); then, when they are those of an
+     * infinity or a NaN ({@code em > 0x7bff}, so {@code 0x7bff - em} is negative and its
+     * arithmetic shift all ones), the exponent field filled with ones, which keeps the significand
+     * bits; last the sign, bit 31 of the sign-extended {@code h}.
      */
     static float fromF16(short h) {
         int em = h & 0x7fff;
-        int shifted = em << 13;
-        int bits = em >= F16_EXP ? shifted | F32_EXP : Float.floatToRawIntBits(Float.intBitsToFloat(shifted) * F16_SCALE);
-        return Float.intBitsToFloat(bits | (h & 0x8000) << 16);
+        int magnitude = Float.floatToRawIntBits(Float.intBitsToFloat(em << 13) * F16_SCALE);
+        int special = (F16_EXP - 1 - em) >> 31 & F32_EXP;
+        return Float.intBitsToFloat(magnitude | special | h & 0x80000000);
     }
 
     /** {@code x} rounded to BF16: the upper 16 bits after adding half an ulp minus one, plus the kept bit (ties to even). */

