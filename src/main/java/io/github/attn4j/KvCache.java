@@ -1,7 +1,10 @@
 package io.github.attn4j;
 
+import io.github.attn4j.kernel.HalfPanels;
 import io.github.attn4j.kernel.HeadLayout;
+import io.github.attn4j.kernel.Int8Panels;
 import io.github.attn4j.kernel.KeyValuePanels;
+import io.github.attn4j.kernel.KeyValueSource;
 
 /**
  * Keys and values of the tokens seen so far, per batch row and key/value head, for incremental
@@ -10,6 +13,12 @@ import io.github.attn4j.kernel.KeyValuePanels;
  * keeps its keys and values in the attention kernel's packed panel layout, so a decoding step
  * appends its tokens and reads the cache in place, with no repacking; a row's room doubles when
  * an append needs more.
+ *
+ * <p><b>Precision.</b> Keys and values are stored as float32 by default, or narrower
+ * ({@link Precision}: F16, BF16, INT8), rounded once when appended and widened back to float32
+ * tile by tile as the attention reads them: half (F16, BF16) or 0.28x (INT8) of the memory and
+ * of the bytes each decoding step streams. Attention over a narrow cache gives the same bits as
+ * over a float32 cache holding the rounded values.
  *
  * <p><b>Rows are independent sequences.</b> Each batch row has its own length: an append may
  * give rows different numbers of tokens ({@link #append(Tensor, Tensor, int[])}, 0 lets a row
@@ -25,20 +34,31 @@ public final class KvCache {
     private final int batch;
     private final int heads;
     private final int headDim;
-    private final KeyValuePanels[] panels;
+    private final Precision precision;
+    private final KeyValueSource[] panels;
     private final int[] lengths;
 
     KvCache(MultiHeadAttention owner, int batch, int heads, int headDim, int capacity) {
+        this(owner, batch, heads, headDim, capacity, Precision.F32);
+    }
+
+    KvCache(MultiHeadAttention owner, int batch, int heads, int headDim, int capacity, Precision precision) {
         Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
         Checks.check(capacity >= 0, "capacity", "a non-negative capacity", capacity);
         this.owner = owner;
         this.batch = batch;
         this.heads = heads;
         this.headDim = headDim;
+        this.precision = Checks.notNull(precision, "precision");
         checkCapacity("capacity", capacity, headDim);
-        this.panels = new KeyValuePanels[Checks.elementCount("cache (B, KVH)", batch, heads)];
+        this.panels = new KeyValueSource[Checks.elementCount("cache (B, KVH)", batch, heads)];
         for (int i = 0; i < panels.length; i++) {
-            panels[i] = new KeyValuePanels(headDim, headDim, capacity);
+            panels[i] = switch (precision) {
+                case F32 -> new KeyValuePanels(headDim, headDim, capacity);
+                case F16 -> HalfPanels.f16(headDim, headDim, capacity);
+                case BF16 -> HalfPanels.bf16(headDim, headDim, capacity);
+                case INT8 -> new Int8Panels(headDim, headDim, capacity);
+            };
         }
         this.lengths = new int[batch];
     }
@@ -59,7 +79,36 @@ public final class KvCache {
      *                                  {@code kvHeads} or {@code headDim} is not positive
      */
     public static KvCache create(int batch, int kvHeads, int headDim, int capacity) {
-        return new KvCache(null, batch, Checks.positive(kvHeads, "kvHeads"), Checks.positive(headDim, "headDim"), capacity);
+        return create(batch, kvHeads, headDim, capacity, Precision.F32);
+    }
+
+    /**
+     * Like {@link #create(int, int, int, int)}, storing keys and values in {@code precision}.
+     *
+     * @throws IllegalArgumentException if {@code batch} or {@code capacity} is negative, or
+     *                                  {@code kvHeads} or {@code headDim} is not positive
+     * @throws NullPointerException     if {@code precision} is null
+     */
+    public static KvCache create(int batch, int kvHeads, int headDim, int capacity, Precision precision) {
+        return new KvCache(null, batch, Checks.positive(kvHeads, "kvHeads"), Checks.positive(headDim, "headDim"), capacity,
+                precision);
+    }
+
+    /** How keys and values are stored. */
+    public Precision precision() {
+        return precision;
+    }
+
+    /**
+     * Bytes of the arrays that hold the cached keys and values, with their bookkeeping (INT8
+     * scales, per-tile flags): what the cache's capacity costs in memory.
+     */
+    public long storageBytes() {
+        long bytes = 0;
+        for (KeyValueSource p : panels) {
+            bytes += p.storageBytes();
+        }
+        return bytes;
     }
 
     /**
@@ -121,7 +170,7 @@ public final class KvCache {
      */
     public int capacity() {
         int min = Integer.MAX_VALUE;
-        for (KeyValuePanels p : panels) {
+        for (KeyValueSource p : panels) {
             min = Math.min(min, p.capacity());
         }
         return panels.length == 0 ? 0 : min;
@@ -132,8 +181,9 @@ public final class KvCache {
      *
      * @param k keys {@code (B, KVH, T, headDim)}
      * @param v values {@code (B, KVH, T, headDim)}
-     * @throws IllegalArgumentException if the shapes do not match the cache or a row would pass
-     *                                  the size limit
+     * @throws IllegalArgumentException if the shapes do not match the cache, a row would pass the
+     *                                  size limit, or the cache's precision cannot hold a value
+     *                                  (see {@link Precision}); nothing is appended then
      */
     public void append(Tensor k, Tensor v) {
         append(k, v, null);
@@ -148,7 +198,9 @@ public final class KvCache {
      * @param tokens the number of tokens each row takes
      * @throws IllegalArgumentException if the shapes do not match the cache, {@code tokens} has
      *                                  not one entry per row, an entry is outside {@code [0, T]},
-     *                                  or a row would pass the size limit
+     *                                  a row would pass the size limit, or the cache's precision
+     *                                  cannot hold a value (see {@link Precision}); nothing is
+     *                                  appended then
      */
     public void append(Tensor k, Tensor v, int[] tokens) {
         Checks.rank(k, 4, "k", "(B, KVH, T, headDim)");
@@ -243,9 +295,18 @@ public final class KvCache {
     /**
      * Appends, for each batch row b, the first {@code tokens[b]} tokens of the layouts (all of
      * them when {@code tokens} is null), packed straight into the panels the kernel reads; the
-     * counts are already checked.
+     * counts are already checked. Every value is checked against the precision before any is
+     * appended, so a rejected append changes nothing.
+     *
+     * @throws IllegalArgumentException if the precision cannot hold a value
      */
     void append(HeadLayout k, HeadLayout v, int[] tokens) {
+        for (int b = 0; b < batch; b++) {
+            int count = tokens == null ? k.length() : tokens[b];
+            for (int g = 0; g < heads; g++) {
+                panels[b * heads + g].checkAppend(k, v, b, g, count);
+            }
+        }
         for (int b = 0; b < batch; b++) {
             int count = tokens == null ? k.length() : tokens[b];
             for (int g = 0; g < heads; g++) {
@@ -256,7 +317,7 @@ public final class KvCache {
     }
 
     /** The packed keys and values, one per (batch row, kv head) at {@code b * KVH + g}. */
-    KeyValuePanels[] panels() {
+    KeyValueSource[] panels() {
         return panels;
     }
 

@@ -215,6 +215,18 @@ public final class MultiHeadAttention {
     }
 
     /**
+     * Like {@link #newKvCache(int, int)}, storing keys and values in {@code precision}: F16 and
+     * BF16 halve the cache's memory and the bytes each decoding step streams, INT8 takes 0.28x.
+     *
+     * @throws NullPointerException if {@code precision} is null
+     */
+    public KvCache newKvCache(int batch, int capacity, Precision precision) {
+        Checks.check(batch >= 0, "batch", "a non-negative batch size", batch);
+        Checks.check(capacity >= 0, "capacity", "a non-negative capacity", capacity);
+        return new KvCache(this, batch, kvHeads, headDim, capacity, precision);
+    }
+
+    /**
      * Self-attention of new tokens {@code xNew (B, T, E)} over everything cached plus themselves:
      * projects them, appends their keys and values to {@code cache}, and attends each new token
      * causally (end-aligned, so token {@code t} sees every cached token and new tokens up to

@@ -2,9 +2,9 @@ package io.github.attn4j.kernel;
 
 /**
  * The kernels this JVM runs, chosen once by {@link KernelSelection}: the Vector API micro-kernel
- * and row loops at the selected width, or their scalar counterparts. Both sit behind the same two
- * interfaces, {@link MicroKernel} and {@link RowOps}, and everything else in this package is
- * shared. The fields are {@code static final}, so C2 sees a single implementation at every call
+ * and row loops at the selected width, or their scalar counterparts. Both sit behind the same
+ * interfaces, {@link MicroKernel}, {@link RowOps} and {@link DecodeOps} (narrow caches' tiles), and
+ * everything else in this package is shared. The fields are {@code static final}, so C2 sees a single implementation at every call
  * site and inlines it.
  *
  * <p>The vector classes are reached only through {@link VectorKernels}, which is loaded only on
@@ -28,6 +28,8 @@ public final class Kernels {
     static final int MR = MICRO.mr();
     /** Columns of the micro-kernel's register block: the width of every packed B panel. */
     static final int NR = MICRO.nr();
+    /** The loops that widen a narrow cache's tiles to float32 (after NR: they work on rows of NR). */
+    static final DecodeOps DECODE = KernelSelection.CHOICE.scalar() ? new ScalarDecodeOps() : VectorKernels.decodeOps();
 
     private Kernels() {
     }

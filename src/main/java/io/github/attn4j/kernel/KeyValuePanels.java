@@ -53,7 +53,7 @@ public final class KeyValuePanels extends KeyValueSource {
         tile.set(valuePanels, j0 * NR, NR * capacity);
     }
 
-    /** Keys the panels can hold. */
+    @Override
     public int capacity() {
         return capacity;
     }
@@ -78,6 +78,7 @@ public final class KeyValuePanels extends KeyValueSource {
      * Appends the first {@code count} tokens of batch {@code b}, head {@code g} of the layouts,
      * growing (doubling) when needed.
      */
+    @Override
     public void append(HeadLayout k, HeadLayout v, int b, int g, int count) {
         int needed = keys + count;
         if (needed > capacity) {
@@ -111,7 +112,7 @@ public final class KeyValuePanels extends KeyValueSource {
         truncate(0);
     }
 
-    /** Forgets the keys from {@code newLength} on; the caller checks {@code 0 <= newLength <= length()}. */
+    @Override
     public void truncate(int newLength) {
         keys = newLength;
         // Tiles below the cut keep their flags; the cut tile is rescanned, later ones cleared.
@@ -124,6 +125,11 @@ public final class KeyValuePanels extends KeyValueSource {
                 }
             }
         }
+    }
+
+    @Override
+    public long storageBytes() {
+        return 4L * (keyPanels.length + valuePanels.length) + nonFiniteTiles.length;
     }
 
     @Override

@@ -27,6 +27,35 @@ public abstract class KeyValueSource {
     /** Number of keys held. */
     public abstract int length();
 
+    /** Keys the source can hold before it grows. */
+    public abstract int capacity();
+
+    /**
+     * Appends the first {@code count} tokens of batch {@code b}, head {@code g} of the layouts,
+     * growing (doubling) when needed; a narrow source rounds them to its storage type.
+     *
+     * @throws IllegalArgumentException if the storage type cannot hold a value
+     *                                  ({@link #checkAppend}); nothing is appended then
+     */
+    public abstract void append(HeadLayout k, HeadLayout v, int b, int g, int count);
+
+    /**
+     * Throws what {@link #append} with the same arguments would throw, without appending: callers
+     * that append to several sources check them all first, so that a failure changes none.
+     * Float32 sources take every value.
+     *
+     * @throws IllegalArgumentException naming {@code k} or {@code v}, the token and the element,
+     *                                  if the storage type cannot hold a value
+     */
+    public void checkAppend(HeadLayout k, HeadLayout v, int b, int g, int count) {
+    }
+
+    /** Forgets the keys from {@code newLength} on; the caller checks {@code 0 <= newLength <= length()}. */
+    public abstract void truncate(int newLength);
+
+    /** Bytes of the arrays that hold the keys, values and their bookkeeping (scales, flags). */
+    public abstract long storageBytes();
+
     /**
      * Points {@code tile} at keys {@code [j0, j0 + nk)}: NR-key panels at
      * {@code tile.offset + (j - j0) / NR * NR * d}, depth {@code c} of key {@code j} at
@@ -51,6 +80,14 @@ public abstract class KeyValueSource {
         int stride;
         /** Room for one decoded tile, for sources that do not hold float32 panels; grown on demand. */
         float[] scratch = new float[0];
+
+        /** {@link #scratch}, grown to at least {@code n} floats. */
+        float[] scratch(int n) {
+            if (scratch.length < n) {
+                scratch = new float[n];
+            }
+            return scratch;
+        }
 
         void set(float[] data, int offset, int stride) {
             this.data = data;

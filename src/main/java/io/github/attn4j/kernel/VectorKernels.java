@@ -15,4 +15,8 @@ final class VectorKernels {
     static RowOps rowOps() {
         return new VectorRowOps();
     }
+
+    static DecodeOps decodeOps() {
+        return new VectorDecodeOps();
+    }
 }

@@ -1,0 +1,213 @@
+package io.github.attn4j;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+/**
+ * Caches in F16, BF16 and INT8 hold what {@link StoredValues} says, exactly: attention over them
+ * gives the same bits as over an F32 cache holding the rounded values (same kernel, same tiles),
+ * whatever the chunks and ragged row counts of the appends and the thread count, with NaN and
+ * infinities among the inputs. Inputs F16 or BF16 cannot hold are rejected and change nothing.
+ */
+class KvCachePrecisionTest {
+    private static final Precision[] NARROW = {Precision.F16, Precision.BF16, Precision.INT8};
+    private static final int[] WIDTHS = {8, 16, 40, 64, 128};
+
+    /** Uniform values in [-range, range), now and then NaN or an infinity when {@code special}. */
+    private static float[] values(SplittableRandom random, int n, double range, boolean special) {
+        float[] x = RandomTensors.uniformArray(random, n, range);
+        if (special && random.nextInt(3) == 0) {
+            float[] odd = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY};
+            for (int i = 0; i < 1 + random.nextInt(3); i++) {
+                x[random.nextInt(n)] = odd[random.nextInt(3)];
+            }
+        }
+        return x;
+    }
+
+    private static AttentionMask mask(SplittableRandom random, int heads) {
+        return switch (random.nextInt(3)) {
+            case 0 -> AttentionMask.none();
+            case 1 -> AttentionMask.slidingWindow(1 + random.nextInt(100));
+            default -> AttentionMask.alibi(AttentionMask.alibiSlopes(heads));
+        };
+    }
+
+    @Test
+    void attendsLikeAnF32CacheHoldingTheRoundedValues() {
+        qt().withExamples(60).forAll(integers().between(1, 300), integers().between(0, NARROW.length - 1), longs().all())
+                .checkAssert((length, p, seed) -> {
+                    Precision precision = NARROW[p];
+                    SplittableRandom random = new SplittableRandom(seed);
+                    int batch = 1 + random.nextInt(2), kvHeads = 1 + random.nextInt(3), heads = kvHeads * (1 + random.nextInt(3));
+                    int d = WIDTHS[random.nextInt(WIDTHS.length)];
+                    int t = Math.min(length, 1 + random.nextInt(4));
+                    // Ranges that F16 holds; BF16 and INT8 also get large ones.
+                    double range = precision == Precision.F16 ? 3 : Math.pow(10, random.nextInt(-3, 6));
+                    float[] k = values(random, batch * kvHeads * length * d, range, true);
+                    float[] v = values(random, batch * kvHeads * length * d, range, true);
+                    KvCache narrow = KvCache.create(batch, kvHeads, d, random.nextInt(40), precision);
+                    KvCache wide = KvCache.create(batch, kvHeads, d, random.nextInt(40));
+                    narrow.append(Tensor.of(k, batch, kvHeads, length, d), Tensor.of(v, batch, kvHeads, length, d));
+                    wide.append(Tensor.of(StoredValues.of(precision, k, d), batch, kvHeads, length, d),
+                            Tensor.of(StoredValues.of(precision, v, d), batch, kvHeads, length, d));
+                    Tensor q = RandomTensors.uniform(random, batch, heads, t, d);
+                    AttentionMask mask = mask(random, heads);
+                    ScaledDotProductAttention sdpa = ScaledDotProductAttention.builder().threads(1 + random.nextInt(2)).build();
+                    assertArrayEquals(sdpa.attend(q, wide, mask).toArray(), sdpa.attend(q, narrow, mask).toArray(),
+                            precision + " B=" + batch + " KVH=" + kvHeads + " H=" + heads + " d=" + d + " L=" + length);
+                });
+    }
+
+    @Test
+    void chunkedAndRaggedAppendsEqualOneAppendOnAnyThreadCount() {
+        qt().withExamples(40).forAll(integers().between(1, 200), integers().between(0, NARROW.length - 1), longs().all())
+                .checkAssert((longest, p, seed) -> {
+                    Precision precision = NARROW[p];
+                    SplittableRandom random = new SplittableRandom(seed);
+                    int batch = 1 + random.nextInt(3), kvHeads = 1 + random.nextInt(2), heads = 2 * kvHeads;
+                    int d = WIDTHS[random.nextInt(WIDTHS.length)];
+                    int[] lengths = new int[batch];
+                    for (int b = 0; b < batch; b++) {
+                        lengths[b] = 1 + random.nextInt(longest);
+                    }
+                    float[] k = values(random, batch * kvHeads * longest * d, 2, true);
+                    float[] v = values(random, batch * kvHeads * longest * d, 2, true);
+                    KvCache once = KvCache.create(batch, kvHeads, d, 0, precision);
+                    once.append(Tensor.of(k, batch, kvHeads, longest, d), Tensor.of(v, batch, kvHeads, longest, d), lengths);
+
+                    KvCache chunked = KvCache.create(batch, kvHeads, d, random.nextInt(3), precision);
+                    int[] done = new int[batch];
+                    while (!java.util.Arrays.equals(done, lengths)) {
+                        int t = 1 + random.nextInt(random.nextBoolean() ? 3 : 50);
+                        int[] counts = new int[batch];
+                        float[] kc = values(random, batch * kvHeads * t * d, 1, false);   // past counts[b]: never read
+                        float[] vc = values(random, batch * kvHeads * t * d, 1, false);
+                        for (int b = 0; b < batch; b++) {
+                            counts[b] = Math.min(lengths[b] - done[b], random.nextInt(t + 1));
+                            for (int g = 0; g < kvHeads; g++) {
+                                int from = ((b * kvHeads + g) * longest + done[b]) * d;
+                                System.arraycopy(k, from, kc, (b * kvHeads + g) * t * d, counts[b] * d);
+                                System.arraycopy(v, from, vc, (b * kvHeads + g) * t * d, counts[b] * d);
+                            }
+                            done[b] += counts[b];
+                        }
+                        chunked.append(Tensor.of(kc, batch, kvHeads, t, d), Tensor.of(vc, batch, kvHeads, t, d), counts);
+                    }
+                    for (int b = 0; b < batch; b++) {
+                        assertEquals(lengths[b], chunked.length(b));
+                    }
+                    Tensor q = RandomTensors.uniform(random, batch, heads, 1, d);
+                    AttentionMask mask = mask(random, heads);
+                    float[] expected = ScaledDotProductAttention.builder().threads(1).build().attend(q, once, mask).toArray();
+                    for (int threads = 1; threads <= 3; threads++) {
+                        ScaledDotProductAttention sdpa = ScaledDotProductAttention.builder().threads(threads).build();
+                        assertArrayEquals(expected, sdpa.attend(q, chunked, mask).toArray(), precision + " chunked, threads=" + threads);
+                        assertArrayEquals(expected, sdpa.attend(q, once, mask).toArray(), precision + " once, threads=" + threads);
+                    }
+                    // Rolling a row back and appending the same tokens again gives the same cache.
+                    int row = random.nextInt(batch);
+                    int cut = random.nextInt(lengths[row] + 1);
+                    chunked.truncate(row, cut);
+                    int[] counts = new int[batch];
+                    counts[row] = lengths[row] - cut;
+                    float[] kr = new float[batch * kvHeads * longest * d], vr = new float[kr.length];
+                    for (int g = 0; g < kvHeads; g++) {
+                        int from = ((row * kvHeads + g) * longest + cut) * d;
+                        System.arraycopy(k, from, kr, (row * kvHeads + g) * longest * d, counts[row] * d);
+                        System.arraycopy(v, from, vr, (row * kvHeads + g) * longest * d, counts[row] * d);
+                    }
+                    chunked.append(Tensor.of(kr, batch, kvHeads, longest, d), Tensor.of(vr, batch, kvHeads, longest, d), counts);
+                    assertArrayEquals(expected, ScaledDotProductAttention.builder().threads(2).build().attend(q, chunked, mask).toArray(),
+                            precision + " after truncate(" + row + ", " + cut + ") and append");
+                });
+    }
+
+    @Test
+    void narrowCachesTakeAFractionOfTheMemory() {
+        int kvHeads = 8, d = 128;
+        for (int tokens : new int[]{1, 100, 4096}) {
+            long f32 = KvCache.create(1, kvHeads, d, tokens).storageBytes();
+            // Every key and value as a float, at least.
+            assertTrue(f32 >= 2L * kvHeads * tokens * d * 4, "F32 " + f32);
+            for (Precision p : NARROW) {
+                KvCache cache = KvCache.create(1, kvHeads, d, tokens, p);
+                cache.append(Tensor.zeros(1, kvHeads, tokens, d), Tensor.zeros(1, kvHeads, tokens, d));
+                double ratio = (double) cache.storageBytes() / f32;
+                assertTrue(ratio <= (p == Precision.INT8 ? 0.3 : 0.52), p + " at " + tokens + " tokens: " + ratio + " of F32");
+                // No larger than the values themselves plus INT8's scales (4 bytes per 32 values) and a flag per tile.
+                double perValue = p == Precision.INT8 ? 1 + 4.0 / 32 : 2;
+                assertTrue(cache.storageBytes() <= 2 * kvHeads * Math.ceil(tokens / 32.0) * 32 * d * perValue + 2 * kvHeads * (tokens + 256),
+                        p + " " + cache.storageBytes());
+            }
+        }
+    }
+
+    @Test
+    void valuesF16OrBf16CannotHoldAreRejectedAndChangeNothing() {
+        for (Precision p : new Precision[]{Precision.F16, Precision.BF16}) {
+            float big = p == Precision.F16 ? 65520f : Float.intBitsToFloat(0x7f7f8000);
+            float largest = p == Precision.F16 ? Math.nextDown(65520f) : Math.nextDown(big);
+            KvCache cache = KvCache.create(2, 2, 16, 4, p);
+            SplittableRandom random = new SplittableRandom(3);
+            Tensor k = RandomTensors.uniform(random, 2, 2, 3, 16), v = RandomTensors.uniform(random, 2, 2, 3, 16);
+            cache.append(k, v);
+            Tensor q = RandomTensors.uniform(random, 2, 4, 1, 16);
+            float[] before = ScaledDotProductAttention.builder().build().attend(q, cache, AttentionMask.none()).toArray();
+
+            float[] bad = RandomTensors.uniformArray(random, 2 * 2 * 3 * 16);
+            bad[(1 * 2 + 1) * 3 * 16 + 2 * 16 + 5] = -big;     // row 1, kv head 1, token 2, element 5
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> cache.append(Tensor.zeros(2, 2, 3, 16), Tensor.of(bad, 2, 2, 3, 16)));
+            assertTrue(e.getMessage().startsWith("v: expected values " + p + " can hold"), e.getMessage());
+            assertTrue(e.getMessage().contains("got " + -big + " at batch row 1, kv head 1, token 2, element 5"), e.getMessage());
+            e = assertThrows(IllegalArgumentException.class,
+                    () -> cache.append(Tensor.of(bad, 2, 2, 3, 16), Tensor.zeros(2, 2, 3, 16), new int[]{3, 3}));
+            assertTrue(e.getMessage().startsWith("k: "), e.getMessage());
+            // Row 1 sits this one out, so the bad value is never read: accepted.
+            cache.append(Tensor.of(bad, 2, 2, 3, 16), Tensor.zeros(2, 2, 3, 16), new int[]{3, 2});
+            cache.truncate(3);
+            assertArrayEquals(before, ScaledDotProductAttention.builder().build().attend(q, cache, AttentionMask.none()).toArray(),
+                    p + ": the rejected appends changed the cache");
+            assertEquals(3, cache.length(0));
+
+            // The largest value that does not overflow is kept (rounded to the largest finite value), not rejected.
+            float[] edge = new float[16];
+            edge[0] = largest;
+            edge[1] = -largest;
+            KvCache one = KvCache.create(1, 1, 16, 1, p);
+            one.append(Tensor.of(edge, 1, 1, 1, 16), Tensor.of(edge, 1, 1, 1, 16));
+            float[] out = ScaledDotProductAttention.builder().build().attend(Tensor.zeros(1, 1, 1, 16), one, AttentionMask.none()).toArray();
+            float max = p == Precision.F16 ? 65504f : Float.intBitsToFloat(0x7f7f0000);
+            assertEquals(max, out[0]);
+            assertEquals(-max, out[1]);
+        }
+    }
+
+    @Test
+    void precisionIsReportedAndRequired() {
+        assertSame(Precision.F32, KvCache.create(1, 1, 8, 0).precision());
+        for (Precision p : Precision.values()) {
+            assertSame(p, KvCache.create(1, 1, 8, 0, p).precision());
+            MultiHeadAttention m = MultiHeadAttention.builder(16, 2).seed(1).build();
+            KvCache cache = m.newKvCache(2, 3, p);
+            assertSame(p, cache.precision());
+            assertEquals(2, cache.batch());
+            assertTrue(cache.capacity() >= 3);
+        }
+        assertThrows(NullPointerException.class, () -> KvCache.create(1, 1, 8, 0, null));
+        assertThrows(NullPointerException.class, () -> MultiHeadAttention.builder(16, 2).build().newKvCache(1, 1, null));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> KvCache.create(1, 0, 8, 0, Precision.INT8));
+        assertTrue(e.getMessage().startsWith("kvHeads"), e.getMessage());
+    }
+}
