@@ -85,6 +85,12 @@ public final class KvCache {
     /**
      * Like {@link #create(int, int, int, int)}, storing keys and values in {@code precision}.
      *
+     * @param batch     number of batch rows
+     * @param kvHeads   number of key/value heads
+     * @param headDim   width of each key and value
+     * @param capacity  tokens per row before the cache grows
+     * @param precision how keys and values are stored
+     * @return a new, empty cache
      * @throws IllegalArgumentException if {@code batch} or {@code capacity} is negative, or
      *                                  {@code kvHeads} or {@code headDim} is not positive
      * @throws NullPointerException     if {@code precision} is null
@@ -94,7 +100,11 @@ public final class KvCache {
                 precision);
     }
 
-    /** How keys and values are stored. */
+    /**
+     * How keys and values are stored.
+     *
+     * @return the storage precision
+     */
     public Precision precision() {
         return precision;
     }
@@ -102,6 +112,8 @@ public final class KvCache {
     /**
      * Bytes of the arrays that hold the cached keys and values, with their bookkeeping (INT8
      * scales, per-tile flags): what the cache's capacity costs in memory.
+     *
+     * @return the bytes held by the cache's arrays
      */
     public long storageBytes() {
         long bytes = 0;

@@ -218,6 +218,10 @@ public final class MultiHeadAttention {
      * Like {@link #newKvCache(int, int)}, storing keys and values in {@code precision}: F16 and
      * BF16 halve the cache's memory and the bytes each decoding step streams, INT8 takes 0.28x.
      *
+     * @param batch     number of sequences (batch rows)
+     * @param capacity  tokens per row before the cache grows
+     * @param precision how keys and values are stored
+     * @return a new, empty cache owned by this module
      * @throws NullPointerException if {@code precision} is null
      */
     public KvCache newKvCache(int batch, int capacity, Precision precision) {
