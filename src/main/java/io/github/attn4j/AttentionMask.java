@@ -1,6 +1,6 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.ScoreMask;
+import io.github.attn4j.internal.kernel.ScoreMask;
 
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,6 +1,6 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.HeadLayout;
+import io.github.attn4j.internal.kernel.HeadLayout;
 
 /**
  * The per-head transforms of a decoder layer between the q/k projections and attention, applied

@@ -1,10 +1,10 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.HalfPanels;
-import io.github.attn4j.kernel.HeadLayout;
-import io.github.attn4j.kernel.Int8Panels;
-import io.github.attn4j.kernel.KeyValuePanels;
-import io.github.attn4j.kernel.KeyValueSource;
+import io.github.attn4j.internal.kernel.HalfPanels;
+import io.github.attn4j.internal.kernel.HeadLayout;
+import io.github.attn4j.internal.kernel.Int8Panels;
+import io.github.attn4j.internal.kernel.KeyValuePanels;
+import io.github.attn4j.internal.kernel.KeyValueSource;
 
 /**
  * Keys and values of the tokens seen so far, per batch row and key/value head, for incremental

@@ -1,8 +1,8 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.AttentionKernel;
-import io.github.attn4j.kernel.HeadLayout;
-import io.github.attn4j.kernel.PackedMatrix;
+import io.github.attn4j.internal.kernel.AttentionKernel;
+import io.github.attn4j.internal.kernel.HeadLayout;
+import io.github.attn4j.internal.kernel.PackedMatrix;
 
 import java.util.Arrays;
 

@@ -1,6 +1,6 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.AttentionKernel;
+import io.github.attn4j.internal.kernel.AttentionKernel;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;

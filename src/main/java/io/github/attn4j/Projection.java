@@ -1,8 +1,8 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.Gemm;
-import io.github.attn4j.kernel.MatrixView;
-import io.github.attn4j.kernel.PackedMatrix;
+import io.github.attn4j.internal.kernel.Gemm;
+import io.github.attn4j.internal.kernel.MatrixView;
+import io.github.attn4j.internal.kernel.PackedMatrix;
 
 import java.util.Arrays;
 

@@ -1,6 +1,6 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.HeadLayout;
+import io.github.attn4j.internal.kernel.HeadLayout;
 
 import java.util.Arrays;
 import java.util.Objects;

@@ -1,7 +1,7 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.AttentionKernel;
-import io.github.attn4j.kernel.HeadLayout;
+import io.github.attn4j.internal.kernel.AttentionKernel;
+import io.github.attn4j.internal.kernel.HeadLayout;
 
 /**
  * {@code softmax(scale * Q Kᵀ + mask) V} over already projected heads, like PyTorch's

@@ -1,6 +1,6 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.Kernels;
+import io.github.attn4j.internal.kernel.Kernels;
 
 import java.util.SplittableRandom;
 

@@ -1,6 +1,6 @@
 package io.github.attn4j;
 
-import io.github.attn4j.kernel.HeadLayout;
+import io.github.attn4j.internal.kernel.HeadLayout;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 

@@ -50,7 +50,7 @@ class ModulePathJvmTest {
             import io.github.attn4j.AttentionMask;
             import io.github.attn4j.MultiHeadAttention;
             import io.github.attn4j.Tensor;
-            import io.github.attn4j.kernel.Kernels;
+            import io.github.attn4j.internal.kernel.Kernels;
 
             import java.io.DataInputStream;
             import java.io.FileInputStream;
@@ -106,7 +106,7 @@ class ModulePathJvmTest {
         PrintWriter log = new PrintWriter(diagnostics, true, StandardCharsets.UTF_8);
         int rc = javac.run(log, log, "-d", probeClasses.toString(),
                 "--module-path", libraryLocation(),
-                "--add-exports", "io.github.attn4j/io.github.attn4j.kernel=" + PROBE_MODULE,
+                "--add-exports", "io.github.attn4j/io.github.attn4j.internal.kernel=" + PROBE_MODULE,
                 src.resolve("module-info.java").toString(), src.resolve("attn4j/probe/ModuleProbe.java").toString());
         assertEquals(0, rc, "compiling the probe module:\n" + diagnostics.toString(StandardCharsets.UTF_8));
 
@@ -174,7 +174,7 @@ class ModulePathJvmTest {
         List<String> command = new ArrayList<>(List.of(java, "-Xmx256m"));
         command.addAll(jvmOptions);
         command.addAll(List.of("--module-path", libraryLocation() + File.pathSeparator + probeClasses,
-                "--add-exports", "io.github.attn4j/io.github.attn4j.kernel=" + PROBE_MODULE,
+                "--add-exports", "io.github.attn4j/io.github.attn4j.internal.kernel=" + PROBE_MODULE,
                 "-m", PROBE_MODULE + "/attn4j.probe.ModuleProbe", inputs.toString()));
         Path errFile = Files.createTempFile(work, "probe", ".err");
         Process process = new ProcessBuilder(command).redirectError(errFile.toFile()).start();

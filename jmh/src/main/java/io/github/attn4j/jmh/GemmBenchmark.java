@@ -5,9 +5,9 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
-import io.github.attn4j.kernel.Gemm;
-import io.github.attn4j.kernel.MatrixView;
-import io.github.attn4j.kernel.PackedMatrix;
+import io.github.attn4j.internal.kernel.Gemm;
+import io.github.attn4j.internal.kernel.MatrixView;
+import io.github.attn4j.internal.kernel.PackedMatrix;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

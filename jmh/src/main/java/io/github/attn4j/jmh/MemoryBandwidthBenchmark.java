@@ -1,6 +1,6 @@
 package io.github.attn4j.jmh;
 
-import io.github.attn4j.kernel.Parallel;
+import io.github.attn4j.internal.kernel.Parallel;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -1,0 +1,217 @@
+package io.github.attn4j.internal.kernel;
+
+import java.util.Arrays;
+
+/**
+ * Scaled dot-product attention over head layouts: the task scheduler around the
+ * {@linkplain AttentionTile tile kernel}.
+ *
+ * <p>Work is split per (batch row, key/value head): its keys and values come from one
+ * {@link KeyValueSource} (packed once per call from head layouts, or a cache's own panels), and
+ * every query tile reads them. With grouped-query attention the query heads that share a
+ * key/value head are interleaved into the same tiles (row = (token, head of the group),
+ * token-major), so one pass over a key/value tile serves all of them, also for a single decoded
+ * token. Tasks are (source, unit of heads, query tile, key split): when a source has a single
+ * query tile (decoding), its key range is cut into splits of {@link #SPLIT} keys, each computed
+ * by one task, and their partial softmax states are merged in split order. Splits depend only on
+ * the keys and the mask, never on the thread count, and every output element is reduced in one
+ * fixed order, so results do not depend on how tasks are distributed.
+ *
+ * <p>Sources may hold different numbers of keys per batch row (a ragged cache); each row then
+ * costs what its own keys cost.
+ */
+public final class AttentionKernel {
+    /** Query rows per tile: a multiple of MR. */
+    static final int BQ = 8 * Kernels.MR;
+    /** Keys per tile: a multiple of NR. */
+    static final int BK = 4 * Kernels.NR;
+    /** Keys per split when a source has a single query tile (decoding). */
+    static final int SPLIT = 16 * BK;
+    /**
+     * The running maximum of a row is raised only when a tile's maximum exceeds it by more than
+     * this (base-2 units), so weights never exceed {@code 2^8}: far from overflow for any key
+     * count an int can hold, and rescaling of the accumulator becomes rare.
+     */
+    static final float LAZY_MAX = 8f;
+
+    private AttentionKernel() {
+    }
+
+    /**
+     * What happens to a score between {@code q·k} and the mask: {@code s = scale · q·k}, then
+     * {@code cap · tanh(s / cap)} when {@code softcap > 0}; {@code sinks} (null, or one logit per
+     * query head) join each row's softmax denominator as {@code exp(sink)}.
+     */
+    public record Scores(float scale, float softcap, float[] sinks) {
+        /** Plain scaled scores: no soft-cap, no sinks. */
+        public static Scores scaled(float scale) {
+            return new Scores(scale, 0f, null);
+        }
+    }
+
+    /**
+     * {@code out[b, i, h] = softmax(scores(q[b, i, h] · k[b, :, g]ᵀ) + mask) · v[b, :, g]} with
+     * {@code g = h / (H / KVH)}, on up to {@code threads} threads; when {@code weights} is not
+     * null it receives the {@code (B, H, Lq, Lk)} softmax weights, row-major. The keys and values
+     * of each (batch, kv head) are packed once (a copy the size of k and v) and shared by the
+     * tasks of its query heads. The result is bit-identical for every thread count.
+     *
+     * @throws IllegalArgumentException if the layouts disagree (batch, lengths, widths, head
+     *                                  counts, {@code H % KVH}), {@code weights} has the wrong length,
+     *                                  or {@code threads < 1}
+     */
+    public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
+                               ScoreMask mask, Scores scores, float[] weights, int threads) {
+        checkShapes(q, k, v, out, weights);
+        require(threads >= 1, "threads", "at least 1", threads);
+        int groups = k.heads();
+        KeyValuePanels[] panels = AttentionWorkspace.current().panels(q.batch() * groups, k.width(), v.width(), k.length());
+        Parallel.forEach(threads, q.batch() * groups, (i, worker) -> panels[i].packFrom(k, v, i / groups, i % groups));
+        if (q.batch() * groups > 0) {
+            run(q, java.util.Arrays.copyOf(panels, q.batch() * groups, KeyValueSource[].class), groups, out, mask, scores,
+                    weights, threads);
+        }
+    }
+
+    /**
+     * Attention of {@code q} over keys and values already held per (batch row, kv head), at
+     * {@code sources[b * KVH + g]}, which may hold different numbers of keys per batch row (a
+     * ragged cache): the mask carries each row's query positions. All (batch, head, tile, split)
+     * tasks run in one parallel pass.
+     *
+     * @throws IllegalArgumentException if the sources disagree with {@code q} and {@code out}
+     */
+    public static void forward(HeadLayout q, KeyValueSource[] sources, int kvHeads, HeadLayout out,
+                               ScoreMask mask, Scores scores, int threads) {
+        require(threads >= 1, "threads", "at least 1", threads);
+        require(kvHeads > 0 && q.heads() % kvHeads == 0, "kvHeads", "a positive divisor of q.heads = " + q.heads(), kvHeads);
+        require(sources.length == q.batch() * kvHeads, "sources", "B * KVH = " + q.batch() * kvHeads, sources.length);
+        for (KeyValueSource p : sources) {
+            require(p.d == q.width() && p.dv == out.width(), "sources",
+                    "widths " + q.width() + "/" + out.width(), p.d + "/" + p.dv);
+        }
+        require(out.batch() == q.batch() && out.heads() == q.heads() && out.length() == q.length(), "out",
+                "the batch, heads and length of q", out.batch() + "/" + out.heads() + "/" + out.length());
+        if (sources.length > 0) {
+            run(q, sources, kvHeads, out, mask, scores, null, threads);
+        }
+    }
+
+    /**
+     * One parallel pass over every source ({@code sources[b * KVH + g]}), unit of query heads (all
+     * heads of a group together, or one head when weights are materialized), query tile and key
+     * split. Query tiles are handed out last first: under a causal mask they are the longest, and
+     * starting them first evens out the threads.
+     */
+    private static void run(HeadLayout q, KeyValueSource[] sources, int kvHeads,
+                            HeadLayout out, ScoreMask mask, Scores scores, float[] weights, int threads) {
+        int perGroup = q.heads() / kvHeads;
+        int fold = weights == null ? perGroup : 1;
+        int units = perGroup / fold;
+        int unitRows = q.length() * fold;
+        int queryTiles = (unitRows + BQ - 1) / BQ;
+        // Per source: its first split's key, its number of splits, its first task.
+        int[] splitBase = new int[sources.length];
+        int[] splits = new int[sources.length];
+        int[] firstTask = new int[sources.length + 1];
+        boolean anySplit = false;
+        for (int p = 0; p < sources.length; p++) {
+            splits[p] = 1;
+            if (weights == null && queryTiles == 1) {
+                TileRows all = new TileRows(p / kvHeads, 0, fold, 0, unitRows);
+                int first = Math.min(all.firstKey(mask), sources[p].length()) / BK * BK;
+                int end = all.endKey(mask, sources[p].length());
+                splitBase[p] = first;
+                splits[p] = Math.max(1, (end - first + SPLIT - 1) / SPLIT);
+                anySplit |= splits[p] > 1;
+            }
+            firstTask[p + 1] = Math.addExact(firstTask[p], units * queryTiles * splits[p]);
+        }
+        int tasks = firstTask[sources.length];
+        int dvPad = sources[0].dvPad;
+        AttentionWorkspace workspace = AttentionWorkspace.current();
+        Partials partials = anySplit ? workspace.partials(tasks, Math.min(BQ, unitRows), dvPad) : null;
+        float[] sinks = base2(scores.sinks());
+        TileState[] states = workspace.states(Parallel.workers(threads, tasks), sources[0].d, dvPad, weights == null);
+        Parallel.forEach(threads, tasks, (task, worker) -> {
+            TileState ts = states[worker];
+            int p = sourceOf(firstTask, task);
+            int rest = task - firstTask[p];
+            int n = splits[p];
+            int unit = rest / (queryTiles * n);
+            int i0 = (queryTiles - 1 - rest / n % queryTiles) * BQ;
+            int split = rest % n;
+            TileRows tile = new TileRows(p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, i0,
+                    Math.min(BQ, unitRows - i0));
+            KeyValueSource kv = sources[p];
+            if (weights != null) {
+                AttentionTile.materialized(q, out, mask, scores, kv, ts, weights, tile);
+            } else if (n == 1) {
+                AttentionTile.online(q, mask, scores, kv, ts, tile, 0, kv.length());
+                AttentionTile.finish(ts, tile, dvPad, sinks);
+                AttentionTile.store(out, ts.acc, dvPad, tile);
+            } else {
+                int from = splitBase[p] + split * SPLIT;
+                AttentionTile.online(q, mask, scores, kv, ts, tile, from, Math.min(kv.length(), from + SPLIT));
+                partials.save(task, ts, tile.rows());
+            }
+        });
+        if (partials != null) {
+            float[] row = new float[dvPad];
+            for (int p = 0; p < sources.length; p++) {
+                for (int unit = 0; unit < units && splits[p] > 1; unit++) {
+                    TileRows tile = new TileRows(p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
+                    partials.merge(firstTask[p] + unit * splits[p], splits[p], out, tile, sinks, row);
+                }
+            }
+        }
+    }
+
+    /** The source whose tasks include {@code task}: the last p with {@code firstTask[p] <= task}. */
+    private static int sourceOf(int[] firstTask, int task) {
+        int p = Arrays.binarySearch(firstTask, task);
+        if (p < 0) {
+            return -p - 2;
+        }
+        while (firstTask[p + 1] == task) {
+            p++;      // sources with no task share their first index with the next one
+        }
+        return p;
+    }
+
+    /** Sink logits in the online softmax's base-2 units, or null. */
+    private static float[] base2(float[] sinks) {
+        if (sinks == null) {
+            return null;
+        }
+        float[] s = new float[sinks.length];
+        for (int h = 0; h < s.length; h++) {
+            s[h] = sinks[h] * ExpFloat.LOG2E;
+        }
+        return s;
+    }
+
+    private static void checkShapes(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out, float[] weights) {
+        require(k.batch() == q.batch() && v.batch() == q.batch() && out.batch() == q.batch(), "batch",
+                "q, k, v and out to share batch " + q.batch(),
+                "k " + k.batch() + ", v " + v.batch() + ", out " + out.batch());
+        require(k.width() == q.width(), "k.width", "q.width = " + q.width(), k.width());
+        require(v.length() == k.length(), "v.length", "k.length = " + k.length(), v.length());
+        require(v.heads() == k.heads(), "v.heads", "k.heads = " + k.heads(), v.heads());
+        require(k.heads() > 0 ? q.heads() % k.heads() == 0 : q.heads() == 0, "q.heads",
+                "a multiple of k.heads = " + k.heads(), q.heads());
+        require(out.heads() == q.heads() && out.length() == q.length() && out.width() == v.width(), "out",
+                "heads " + q.heads() + ", length " + q.length() + ", width " + v.width(),
+                "heads " + out.heads() + ", length " + out.length() + ", width " + out.width());
+        if (weights != null) {
+            long expected = (long) q.batch() * q.heads() * q.length() * k.length();
+            require(weights.length == expected, "weights", "length B*H*Lq*Lk = " + expected, weights.length);
+        }
+    }
+
+    private static void require(boolean ok, String name, String expected, Object actual) {
+        if (!ok) {
+            throw new IllegalArgumentException(name + ": expected " + expected + ", got " + actual);
+        }
+    }
+}

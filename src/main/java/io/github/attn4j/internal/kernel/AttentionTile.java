@@ -1,0 +1,251 @@
+package io.github.attn4j.internal.kernel;
+
+import java.util.Arrays;
+
+import static io.github.attn4j.internal.kernel.AttentionKernel.BK;
+import static io.github.attn4j.internal.kernel.AttentionKernel.LAZY_MAX;
+import static io.github.attn4j.internal.kernel.Kernels.MR;
+import static io.github.attn4j.internal.kernel.Kernels.NR;
+import static io.github.attn4j.internal.kernel.TileState.SUM_LANES;
+
+/**
+ * The tile kernel: one query tile against the keys and values of one {@link KeyValueSource},
+ * every product through the {@linkplain MicroKernel micro-kernel}. A score's life is
+ * {@code scale · q·k} → soft-cap → ALiBi and additive biases → masked keys and the key range
+ * → softmax (with the head's sink in the denominator) → weights · V.
+ *
+ * <ul>
+ *   <li><b>online</b> ({@link #online}): the query tile is packed once, multiplied by
+ *       {@code scale · log2 e} (or {@code scale / cap} under a soft-cap, whose pass then
+ *       multiplies by {@code cap · log2 e}), so scores come out in base-2 units. Key tiles of
+ *       {@link AttentionKernel#BK} outside every row's key range are never computed; each score
+ *       tile becomes weights {@code 2^(s - m)} against a running row maximum {@code m} that is
+ *       raised lazily (only when a tile exceeds it by more than {@link AttentionKernel#LAZY_MAX}),
+ *       and {@code P V} is added to the accumulator.</li>
+ *   <li><b>materialized</b> ({@link #materialized}): the full score rows of one head go into the
+ *       caller's weights, are normalized in place and multiplied by V.</li>
+ * </ul>
+ */
+final class AttentionTile {
+    private AttentionTile() {
+    }
+
+    /**
+     * Runs the online softmax of the tile's rows over keys {@code [from, to)} (from a multiple of
+     * NR), leaving the unnormalized output, row maxima and partial row sums in {@code ws}.
+     */
+    static void online(HeadLayout q, ScoreMask mask, AttentionKernel.Scores scores, KeyValueSource kv, TileState ws,
+                       TileRows tile, int from, int to) {
+        int b = tile.b();
+        int rows = tile.rows();
+        int keys = kv.length();
+        int dvPad = kv.dvPad;
+        float[] s = ws.scores;
+        float[] o = ws.acc;
+        boolean capped = scores.softcap() > 0f;
+        float capLog2 = scores.softcap() * ExpFloat.LOG2E;
+        for (int r = 0; r < rows; r++) {
+            ws.rowOffsets[r] = q.at(b, tile.token(r), tile.head(r));
+        }
+        Packing.packScaledRows(q.data(), ws.rowOffsets, rows, kv.d,
+                capped ? scores.scale() / scores.softcap() : scores.scale() * ExpFloat.LOG2E, ws.query);
+        Arrays.fill(o, 0, rows * dvPad, 0f);
+        Arrays.fill(ws.rowMax, Float.NEGATIVE_INFINITY);
+        Arrays.fill(ws.rowSum, 0f);
+
+        int first = Math.max(from, tile.firstKey(mask) / NR * NR);
+        int end = Math.min(to, tile.endKey(mask, keys));
+        boolean transforms = mask.hasTransforms();
+        for (int j0 = first; j0 < end; j0 += BK) {
+            int nk = Math.min(BK, end - j0);
+            if (tile.allMasked(mask, j0, j0 + nk)) {
+                continue;
+            }
+            // Keys each MR-row block may attend: on a causal diagonal tile the early blocks stop sooner.
+            int[] blockKeys = ws.blockKeys;
+            boolean any = false;
+            for (int ir = 0; ir < rows; ir += MR) {
+                int last = 0;
+                for (int r = ir; r < Math.min(rows, ir + MR); r++) {
+                    last = Math.max(last, mask.keyEnd(b, tile.token(r), keys) - j0);
+                }
+                blockKeys[ir / MR] = Math.min(nk, last);
+                any |= last > 0;
+            }
+            if (!any) {
+                continue;
+            }
+            kv.keys(j0, nk, ws.keys);
+            scoreTile(ws.query, ws.keys, kv.d, rows, blockKeys, s);
+            boolean transformed = transforms && !tile.keepsAllKeys(mask, j0, j0 + nk);
+            for (int r = 0; r < rows; r++) {
+                int off = r * BK;
+                int t = tile.token(r);
+                int hi = Math.max(0, Math.min(nk, mask.keyEnd(b, t, keys) - j0));
+                int lo = Math.min(hi, Math.max(0, mask.keyStart(b, t) - j0));
+                Arrays.fill(s, off, off + lo, 0f);
+                Arrays.fill(s, off + hi, off + nk, 0f);
+                int n = hi - lo;
+                if (n == 0) {
+                    continue;
+                }
+                int at = off + lo;
+                if (capped) {
+                    Kernels.ROWS.softcap(s, at, n, capLog2);
+                }
+                if (transformed) {
+                    mask.transform(s, at, n, b, tile.head(r), t, j0 + lo, ExpFloat.LOG2E);
+                }
+                float oldMax = ws.rowMax[r];
+                float newMax = oldMax;
+                // The maximum is only needed when the row has none yet or this tile exceeds it by more
+                // than LAZY_MAX. A NaN score is not seen here; its weight is NaN and spreads to the row.
+                if (oldMax == Float.NEGATIVE_INFINITY || Kernels.ROWS.anyAbove(s, at, n, oldMax + LAZY_MAX)) {
+                    newMax = Math.max(oldMax, Kernels.ROWS.max(s, at, n));
+                }
+                if (newMax == Float.NEGATIVE_INFINITY) {
+                    Arrays.fill(s, at, at + n, 0f);
+                    continue;
+                }
+                if (newMax != oldMax && oldMax != Float.NEGATIVE_INFINITY) {
+                    float correction = ExpFloat.exp2(oldMax - newMax);
+                    Kernels.ROWS.scale(o, r * dvPad, dvPad, correction);
+                    Kernels.ROWS.scale(ws.rowSum, r * SUM_LANES, SUM_LANES, correction);
+                }
+                Kernels.ROWS.exp2ShiftAccumulate(s, at, n, newMax, ws.rowSum, r * SUM_LANES);
+                ws.rowMax[r] = newMax;
+            }
+            kv.values(j0, nk, ws.values);
+            multiplyValues(kv, ws.values, s, 0, BK, rows, j0, nk, blockKeys, o);
+        }
+    }
+
+    /**
+     * Divides each output row by its softmax sum plus the head's sink term {@code 2^(sink - m)}
+     * ({@code sinks} in base 2, or null); rows with nothing to attend stay 0.
+     */
+    static void finish(TileState ws, TileRows tile, int dvPad, float[] sinks) {
+        for (int r = 0; r < tile.rows(); r++) {
+            float l = ws.total(r);
+            if (sinks != null && ws.rowMax[r] != Float.NEGATIVE_INFINITY) {
+                l += ExpFloat.exp2(sinks[tile.head(r)] - ws.rowMax[r]);
+            }
+            Kernels.ROWS.scale(ws.acc, r * dvPad, dvPad, l > 0f ? 1f / l : 0f);
+        }
+    }
+
+    /** Scores, softmax weights (into {@code weights}, row-major {@code (B, H, Lq, Lk)}) and output of one head's tile. */
+    static void materialized(HeadLayout q, HeadLayout out, ScoreMask mask, AttentionKernel.Scores scores,
+                             KeyValueSource kv, TileState ws, float[] weights, TileRows tile) {
+        int b = tile.b();
+        int h = tile.hBase();
+        int rows = tile.rows();
+        int keys = kv.length();
+        int base = ((b * q.heads() + h) * q.length() + tile.i0()) * keys;
+        int aOff = q.at(b, tile.i0(), h);
+        for (int j0 = 0; j0 < keys; j0 += BK) {
+            int nk = Math.min(BK, keys - j0);
+            kv.keys(j0, nk, ws.keys);
+            int panels = (nk + NR - 1) / NR;
+            for (int ir = 0; ir < rows; ir += MR) {
+                Kernels.MICRO.blocks(kv.d, q.data(), aOff + ir * q.rowStride(), q.rowStride(), ws.keys.data, ws.keys.offset,
+                        NR * kv.d, panels, weights, base + ir * keys + j0, keys, Math.min(MR, rows - ir),
+                        nk - (panels - 1) * NR, false);
+            }
+        }
+        boolean capped = scores.softcap() > 0f;
+        for (int r = 0; r < rows; r++) {
+            int off = base + r * keys;
+            int t = tile.token(r);
+            int hi = mask.keyEnd(b, t, keys);
+            int lo = Math.min(hi, mask.keyStart(b, t));
+            Arrays.fill(weights, off, off + lo, 0f);
+            Arrays.fill(weights, off + hi, off + keys, 0f);
+            int n = hi - lo;
+            if (n == 0) {
+                continue;
+            }
+            Kernels.ROWS.scale(weights, off + lo, n, capped ? scores.scale() / scores.softcap() : scores.scale());
+            if (capped) {
+                Kernels.ROWS.softcap(weights, off + lo, n, scores.softcap());
+            }
+            mask.transform(weights, off + lo, n, b, h, t, lo, 1f);
+            Softmax.normalize(weights, off + lo, n, scores.sinks() == null ? Float.NEGATIVE_INFINITY : scores.sinks()[h]);
+        }
+        Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);
+        for (int j0 = 0; j0 < keys; j0 += BK) {
+            int nk = Math.min(BK, keys - j0);
+            kv.values(j0, nk, ws.values);
+            multiplyValues(kv, ws.values, weights, base + j0, keys, rows, j0, nk, null, ws.acc);
+        }
+        store(out, ws.acc, kv.dvPad, tile);
+    }
+
+    /**
+     * Scores of the packed query tile {@code qs} against the key tile for each MR-row block
+     * {@code ir}, up to {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK).
+     */
+    private static void scoreTile(float[] qs, KeyValueSource.Tile keys, int d, int rows, int[] blockKeys, float[] s) {
+        for (int ir = 0; ir < rows; ir += MR) {
+            int mr = Math.min(MR, rows - ir);
+            int nk = blockKeys[ir / MR];
+            for (int jr = 0; jr < nk; jr += NR) {
+                Kernels.MICRO.packedBlock(d, qs, ir * d, keys.data, keys.offset + jr * d,
+                        s, ir * BK + jr, BK, mr, Math.min(NR, nk - jr), false);
+            }
+        }
+    }
+
+    /**
+     * {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}. A key whose weight is exactly
+     * 0 contributes nothing, even when its value row holds NaN or an infinity (where {@code 0 · NaN}
+     * would be NaN): such tiles, flagged when stored, take {@link #multiplyValuesSkippingZeros}.
+     * When {@code blockKeys} is not null, MR-row block {@code ir} stops after
+     * {@code blockKeys[ir / MR]} keys, whose weights beyond are all 0.
+     */
+    private static void multiplyValues(KeyValueSource kv, KeyValueSource.Tile v, float[] p, int pOff, int ldp,
+                                       int rows, int j0, int nk, int[] blockKeys, float[] o) {
+        if (kv.hasNonFiniteValues(j0, j0 + nk)) {
+            multiplyValuesSkippingZeros(kv.dvPad, v, p, pOff, ldp, rows, nk, o);
+            return;
+        }
+        int dvPad = kv.dvPad;
+        for (int ir = 0; ir < rows; ir += MR) {
+            int kc = blockKeys == null ? nk : blockKeys[ir / MR];
+            if (kc == 0) {
+                continue;
+            }
+            Kernels.MICRO.blocks(kc, p, pOff + ir * ldp, ldp, v.data, v.offset, v.stride, dvPad / NR,
+                    o, ir * dvPad, dvPad, Math.min(MR, rows - ir), NR, true);
+        }
+    }
+
+    /**
+     * The same product one element at a time, leaving out zero weights. Each element is still one
+     * chain of fused multiply-adds in increasing key order added to {@code o}, like the
+     * micro-kernel, so finite values give the same bits as the fast path.
+     */
+    private static void multiplyValuesSkippingZeros(int dvPad, KeyValueSource.Tile v, float[] p, int pOff, int ldp,
+                                                    int rows, int nk, float[] o) {
+        for (int r = 0; r < rows; r++) {
+            for (int c = 0; c < dvPad; c++) {
+                int panel = v.offset + c / NR * v.stride + c % NR;
+                float acc = 0f;
+                for (int j = 0; j < nk; j++) {
+                    float w = p[pOff + r * ldp + j];
+                    if (w != 0f) {
+                        acc = Math.fma(w, v.data[panel + j * NR], acc);
+                    }
+                }
+                o[r * dvPad + c] += acc;
+            }
+        }
+    }
+
+    /** Copies the tile's output rows from the accumulator into {@code out}. */
+    static void store(HeadLayout out, float[] o, int dvPad, TileRows tile) {
+        for (int r = 0; r < tile.rows(); r++) {
+            System.arraycopy(o, r * dvPad, out.data(), out.at(tile.b(), tile.token(r), tile.head(r)), out.width());
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package io.github.attn4j.internal.kernel;
+
+/**
+ * Cache block sizes of the BLIS loops in {@link Gemm}: {@code kc} is the depth of a packed block
+ * (reduction dimension), {@code mc} the rows of a packed block of A, {@code nc} the columns of a
+ * packed block of B.
+ *
+ * <p>{@link #DEFAULT} is what the public API uses; tests pass tiny block sizes to cross every
+ * block boundary with small matrices. See {@link Gemm} for why the default values fit the
+ * caches of the target machine.
+ *
+ * @param kc depth of the packed blocks of A and B, {@code >= 1}
+ * @param mc rows of a packed block of A, a positive multiple of {@link Kernels#MR}
+ * @param nc columns of a packed block of B, a positive multiple of {@link Kernels#NR}
+ * @param nb columns of the group of B micro-panels that each A micro-panel sweeps in turn, a
+ *           positive multiple of {@link Kernels#NR}
+ */
+record Blocking(int kc, int mc, int nc, int nb) {
+    /** The block sizes tuned for the target machine (Zen 4: 32 KiB L1d, 1 MiB L2 per core). */
+    static final Blocking DEFAULT = new Blocking(512, 264, 2048, 256);
+
+    Blocking {
+        if (kc < 1) {
+            throw new IllegalArgumentException("kc must be >= 1, got " + kc);
+        }
+        if (mc < Kernels.MR || mc % Kernels.MR != 0) {
+            throw new IllegalArgumentException("mc must be a positive multiple of MR (" + Kernels.MR
+                    + "), got " + mc);
+        }
+        if (nc < Kernels.NR || nc % Kernels.NR != 0) {
+            throw new IllegalArgumentException("nc must be a positive multiple of NR (" + Kernels.NR
+                    + "), got " + nc);
+        }
+        if (nb < Kernels.NR || nb % Kernels.NR != 0) {
+            throw new IllegalArgumentException("nb must be a positive multiple of NR (" + Kernels.NR
+                    + "), got " + nb);
+        }
+    }
+}

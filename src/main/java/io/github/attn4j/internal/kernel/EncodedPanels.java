@@ -1,0 +1,179 @@
+package io.github.attn4j.internal.kernel;
+
+import java.util.Arrays;
+
+import static io.github.attn4j.internal.kernel.Kernels.NR;
+
+/**
+ * Keys and values stored narrower than float32 ({@link HalfPanels}, {@link Int8Panels}), at the
+ * indices of the float32 panels ({@link KeyValuePanels}): depth {@code c} of key {@code j} at
+ * {@code (j / NR) * NR * d + c * NR + j % NR}, column {@code c} of value {@code j} at
+ * {@code (c / NR) * NR * capacity + j * NR + c % NR}, each in a narrower array. Appending
+ * encodes (rounds) each value once; a tile request decodes the tile into the {@link Tile}'s
+ * scratch in exactly the float32 panel layout, so the tile kernel reads it as it reads float32
+ * panels, and gets the same bits as from float32 panels holding the decoded values.
+ *
+ * <p>This class keeps the length, the growth and the per-tile flags of value rows holding NaN
+ * or an infinity (every format here decodes a non-finite input to a non-finite value, so the
+ * flags are taken from the float input); subclasses hold the arrays and encode and decode.
+ * Not thread-safe: one writer at a time, and no reads during a write.
+ */
+abstract class EncodedPanels extends KeyValueSource {
+    /** Floats of scratch one value tile takes per column panel: BK keys of NR columns. */
+    private static final int VALUE_TILE = AttentionKernel.BK * NR;
+
+    int capacity;
+    int keys;
+    boolean[] nonFiniteTiles = new boolean[0];
+
+    EncodedPanels(int d, int dv) {
+        super(d, dv);
+    }
+
+    /** Elements of a key array for {@code capacity} keys: whole panels of NR keys. */
+    final int keyLength(int capacity) {
+        return Kernels.roundUp(capacity, NR) * d;
+    }
+
+    /** Elements of a value array for {@code capacity} keys. */
+    final int valueLength(int capacity) {
+        return capacity * dvPad;
+    }
+
+    /** Index of depth {@code c} of key {@code j}. */
+    final int keyIndex(int j, int c) {
+        return j / NR * NR * d + c * NR + j % NR;
+    }
+
+    /** Index of column {@code c} of value {@code j}. */
+    final int valueIndex(int j, int c) {
+        return c / NR * NR * capacity + j * NR + c % NR;
+    }
+
+    /** Allocates arrays for {@code newCapacity} keys and moves the {@link #keys} held into them ({@link #copyKeys}, {@link #copyValues}). */
+    abstract void reallocate(int newCapacity, int oldCapacity);
+
+    /** Encodes the key {@code x[src .. src + d)} as key {@code j}. */
+    abstract void encodeKey(float[] x, int src, int j);
+
+    /** Encodes the value {@code x[src .. src + dv)} as value {@code j}. */
+    abstract void encodeValue(float[] x, int src, int j);
+
+    /** Decodes key panels {@code [p0, p0 + panels)} into {@code dst} from 0, in the float32 key panel layout. */
+    abstract void decodeKeys(int p0, int panels, float[] dst);
+
+    /** Decodes column panel {@code c0 / NR} of values {@code [j0, j0 + nk)} into {@code dst} at {@code dOff}, NR floats per key. */
+    abstract void decodeValues(int c0, int j0, int nk, float[] dst, int dOff);
+
+    /** Whether stored value {@code j} decodes to a NaN or an infinity somewhere. */
+    abstract boolean valueRowNonFinite(int j);
+
+    /** Bytes of the subclass's arrays. */
+    abstract long arrayBytes();
+
+    /** Sets the initial capacity; subclass constructors call it once their own fields are set. */
+    final void allocate(int initialCapacity) {
+        capacity = Math.max(initialCapacity, 0);
+        reallocate(capacity, 0);
+        nonFiniteTiles = new boolean[flagCount(capacity)];
+    }
+
+    @Override
+    public final int length() {
+        return keys;
+    }
+
+    @Override
+    public final int capacity() {
+        return capacity;
+    }
+
+    @Override
+    public final long storageBytes() {
+        return arrayBytes() + nonFiniteTiles.length;
+    }
+
+    @Override
+    final void keys(int j0, int nk, Tile tile) {
+        int panels = (nk + NR - 1) / NR;
+        float[] dst = tile.scratch(panels * NR * d);
+        decodeKeys(j0 / NR, panels, dst);
+        tile.set(dst, 0, NR * d);
+    }
+
+    @Override
+    final void values(int j0, int nk, Tile tile) {
+        float[] dst = tile.scratch(dvPad / NR * VALUE_TILE);
+        for (int c0 = 0; c0 < dvPad; c0 += NR) {
+            decodeValues(c0, j0, nk, dst, c0 / NR * VALUE_TILE);
+        }
+        tile.set(dst, 0, VALUE_TILE);
+    }
+
+    @Override
+    public final void append(HeadLayout k, HeadLayout v, int b, int g, int count) {
+        checkAppend(k, v, b, g, count);
+        int needed = keys + count;
+        if (needed > capacity) {
+            int max = KeyValuePanels.maxCapacity(d, dv, Integer.MAX_VALUE - 8);
+            int newCapacity = Math.max(needed, (int) Math.min(max, 2L * capacity));
+            reallocate(newCapacity, capacity);
+            capacity = newCapacity;
+            nonFiniteTiles = Arrays.copyOf(nonFiniteTiles, flagCount(newCapacity));
+        }
+        for (int t = 0; t < count; t++) {
+            encodeKey(k.data(), k.at(b, t, g), keys + t);
+        }
+        float[] vd = v.data();
+        for (int t = 0; t < count; t++) {
+            int j = keys + t;
+            int src = v.at(b, t, g);
+            if (Kernels.ROWS.anyNonFinite(vd, src, dv)) {
+                nonFiniteTiles[j / AttentionKernel.BK] = true;
+            }
+            encodeValue(vd, src, j);
+        }
+        keys = needed;
+    }
+
+    @Override
+    public final void truncate(int newLength) {
+        keys = newLength;
+        int tile = newLength / AttentionKernel.BK;
+        Arrays.fill(nonFiniteTiles, tile, nonFiniteTiles.length, false);
+        for (int j = tile * AttentionKernel.BK; j < keys; j++) {
+            nonFiniteTiles[tile] |= valueRowNonFinite(j);
+        }
+    }
+
+    @Override
+    final boolean hasNonFiniteValues(int j0, int j1) {
+        for (int t = j0 / AttentionKernel.BK; t * AttentionKernel.BK < j1; t++) {
+            if (nonFiniteTiles[t]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Copies the panels of the {@link #keys} held, {@code perKey} elements per key, from one array
+     * to another of the same element type.
+     */
+    final void copyKeys(Object from, Object to, int perKey) {
+        if (keys > 0) {
+            System.arraycopy(from, 0, to, 0, Kernels.roundUp(keys, NR) * perKey);
+        }
+    }
+
+    /** Copies the value column panels of the {@link #keys} held from an array for {@code oldCapacity} keys to one for {@code newCapacity}. */
+    final void copyValues(Object from, int oldCapacity, Object to, int newCapacity) {
+        for (int c0 = 0; c0 < dvPad && keys > 0; c0 += NR) {
+            System.arraycopy(from, c0 * oldCapacity, to, c0 * newCapacity, keys * NR);
+        }
+    }
+
+    private static int flagCount(int capacity) {
+        return (capacity + AttentionKernel.BK - 1) / AttentionKernel.BK;
+    }
+}

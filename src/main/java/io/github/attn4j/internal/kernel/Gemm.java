@@ -1,0 +1,347 @@
+package io.github.attn4j.internal.kernel;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * Single-precision matrix multiplication {@code C = A * B} (optionally {@code C += A * B}) in the
+ * BLIS structure: five loops around a register-blocked {@link MicroKernel}, with A and B copied
+ * into contiguous panels ({@link Packing}) so that the innermost loops stream through the caches
+ * in order.
+ *
+ * <pre>
+ * for jc in 0..N step NC              B block kc x nc  -> L3 (shared, 32 MiB)
+ *   for pc in 0..K step KC            pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
+ *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] into MR-row micro-panels
+ *       for jb in 0..nc step NB       group of B micro-panels kc x nb -> L2 (1 MiB per core)
+ *         for ir in 0..mc step MR     A micro-panel MR x kc -> L1 (32 KiB per core)
+ *           for jr in jb..jb+nb step NR
+ *             micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
+ * </pre>
+ *
+ * <p>Block sizes ({@link Blocking#DEFAULT}), for the development machine (AMD Zen 4: L1d 32 KiB
+ * and L2 1 MiB per core, 32 MiB shared L3): MR = 6 rows by NR = 2 vectors (32 floats with 16
+ * lanes) in the micro-kernel's registers; KC = 512, so C makes few round trips to memory; NB =
+ * 256, so an A micro-panel ({@code MR x KC}, 12 KiB) stays in L1 while it sweeps a group of B
+ * micro-panels and that group ({@code KC x NB}, 512 KiB) stays in L2 while the packed A block
+ * sweeps it; MC = 264 (A block {@code MC x KC}, 528 KiB); NC = 2048 (B block {@code KC x NC},
+ * 4 MiB, in L3). The measurements behind each size, and the variants that were tried and
+ * dropped, are in {@code jmh/README.md} ("GEMM tuning").
+ *
+ * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
+ * summed by one micro-kernel call), whatever the blocking of M and N. {@link #rowBlocks} computes
+ * any range of MC row blocks for one packed B block, so a parallel version can hand disjoint
+ * ranges of row blocks to threads without changing any result bit; K is never split.
+ *
+ * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
+ * {@code MC * KC + KC * NC} floats, 4.5 MiB, sized to the largest call so far), so concurrent
+ * calls from several threads are safe. The elements of C must not overlap elements read
+ * through {@code a} or {@code b}; disjoint regions of one array are fine.
+ */
+public final class Gemm {
+    private static final int MR = Kernels.MR;
+    private static final int NR = Kernels.NR;
+
+    /**
+     * Multiply-adds below which a product with too few rows to share is not split by columns
+     * either: waking a pool thread costs tens of microseconds, more than a single token's
+     * projection at small widths takes.
+     */
+    private static final long MIN_SPLIT_WORK = 1L << 22;
+
+    private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+
+    private Gemm() {
+    }
+
+    /**
+     * {@code C = A * B}, or {@code C += A * B} when {@code accumulate} is set, with C of shape
+     * {@code a.rows() x b.cols()} stored row-major at {@code c[cOffset + i * ldc + j]}.
+     *
+     * @param a          left operand, {@code M x K}
+     * @param b          right operand, {@code K x N}
+     * @param c          output array; C's elements must not overlap those of {@code a} or {@code b}
+     * @param cOffset    index of C(0, 0)
+     * @param ldc        distance between rows of C, {@code >= N}
+     * @param accumulate add to C's contents instead of overwriting them
+     * @throws NullPointerException     if an array or view is null
+     * @throws IllegalArgumentException if {@code a.cols() != b.rows()}, {@code ldc < N},
+     *                                  {@code cOffset < 0} or C does not fit in {@code c}
+     */
+    public static void multiply(MatrixView a, MatrixView b, float[] c, int cOffset, int ldc, boolean accumulate) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, b, null, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
+    }
+
+    /**
+     * {@link #multiply(MatrixView, PackedMatrix, float[], int, int, boolean)} on up to
+     * {@code threads} threads: row blocks of C are split between threads and the reduction
+     * order of every element is the same as on one thread, so the result is bit-identical.
+     *
+     * @throws IllegalArgumentException also if {@code threads < 1}
+     */
+    public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate,
+                                int threads) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        }
+        run(a, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, threads);
+    }
+
+    /**
+     * Same as {@link #multiply(MatrixView, MatrixView, float[], int, int, boolean)} with B
+     * already packed by {@link #pack(MatrixView)}: no copy of B is made during the call.
+     *
+     * @throws NullPointerException     if an array, view or {@code b} is null
+     * @throws IllegalArgumentException as for the unpacked overload
+     */
+    public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
+    }
+
+    /**
+     * Packs {@code b} ({@code K x N}) once into the micro-kernel's panel layout for all its K
+     * blocks. For an {@code nn.Linear} weight {@code W} stored {@code (out, in)} row-major, pass
+     * {@code MatrixView.rowMajor(W, 0, out, in, in).transpose()} to get {@code B = W^T}.
+     *
+     * @param b the matrix to pack; its array is read now and not retained
+     * @return an immutable packed copy, safe to share between threads
+     * @throws NullPointerException     if {@code b} is null
+     * @throws IllegalArgumentException if the packed copy would exceed the maximum array size
+     */
+    public static PackedMatrix pack(MatrixView b) {
+        return pack(b, Blocking.DEFAULT);
+    }
+
+    static PackedMatrix pack(MatrixView b, Blocking blocking) {
+        Objects.requireNonNull(b, "b");
+        return pack(blocking, b);
+    }
+
+    /**
+     * Packs the matrix made of the columns of {@code parts} side by side,
+     * {@code [parts[0] | parts[1] | ...]} (all {@code K} rows deep), with no concatenated copy:
+     * for instance the stacked Q, K and V weights of a fused projection. Every part but the last
+     * must have a multiple of {@link PackedMatrix#panelWidth()} columns, so that each part's
+     * columns are a {@link PackedMatrix#columns(int, int)} view of the result.
+     *
+     * @throws NullPointerException     if {@code parts} or a part is null
+     * @throws IllegalArgumentException if there is no part, the row counts differ, a part but the
+     *                                  last is not panel-aligned, or the packed copy would exceed
+     *                                  the maximum array size
+     */
+    public static PackedMatrix packColumns(MatrixView... parts) {
+        Objects.requireNonNull(parts, "parts");
+        if (parts.length == 0) {
+            throw new IllegalArgumentException("parts: expected at least one matrix, got none");
+        }
+        return pack(Blocking.DEFAULT, parts);
+    }
+
+    private static PackedMatrix pack(Blocking blocking, MatrixView... parts) {
+        int k = Objects.requireNonNull(parts[0], "parts[0]").rows();
+        long n = 0;
+        for (int i = 0; i < parts.length; i++) {
+            MatrixView part = Objects.requireNonNull(parts[i], "parts[" + i + "]");
+            if (part.rows() != k) {
+                throw new IllegalArgumentException("parts[" + i + "]: expected " + k + " rows (from parts[0]), got "
+                        + part.rows());
+            }
+            if (i < parts.length - 1 && part.cols() % NR != 0) {
+                throw new IllegalArgumentException("parts[" + i + "]: expected a multiple of the panel width " + NR
+                        + " columns (all parts but the last), got " + part.cols());
+            }
+            n += part.cols();
+        }
+        long size = n > Integer.MAX_VALUE ? Long.MAX_VALUE : PackedMatrix.packedSize(k, (int) n);
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("b is too large to pack: needs " + size
+                    + " floats (rows * cols rounded up to NR), at most " + (Integer.MAX_VALUE - 8));
+        }
+        int kcMax = blocking.kc();
+        PackedMatrix packed = new PackedMatrix(new float[(int) size], k, (int) n, kcMax);
+        for (int pc = 0; pc < k; pc += kcMax) {
+            int kc = Math.min(kcMax, k - pc);
+            int jc = 0;
+            for (MatrixView part : parts) {
+                Packing.packB(part, pc, kc, 0, part.cols(), packed.data(), packed.blockOffset(pc, kc, jc));
+                jc += part.cols();
+            }
+        }
+        return packed;
+    }
+
+    /** The unpacked-B overload with explicit block sizes; checks arguments like the public one. */
+    static void multiply(MatrixView a, MatrixView b, float[] c, int cOffset, int ldc, boolean accumulate,
+                         Blocking blocking) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, b, null, c, cOffset, ldc, accumulate, blocking, 1);
+    }
+
+    /**
+     * The packed-B overload with explicit MC and NC; the K blocking is the one {@code b} was
+     * packed with, whatever {@code blocking.kc()} says.
+     */
+    static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate,
+                         Blocking blocking) {
+        Objects.requireNonNull(b, "b");
+        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, null, b, c, cOffset, ldc, accumulate, blocking, 1);
+    }
+
+    /**
+     * The two outer loops: jc over NC-column blocks of B and C, pc over KC-deep blocks of the
+     * reduction. Exactly one of {@code b} and {@code packed} is non-null; a prepacked block is
+     * read in place (with the packed K blocking), otherwise the block is packed into this
+     * thread's buffer.
+     */
+    private static void run(MatrixView a, MatrixView b, PackedMatrix packed, float[] c, int cOffset, int ldc,
+                            boolean accumulate, Blocking blocking, int threads) {
+        int m = a.rows();
+        int n = packed != null ? packed.cols() : b.cols();
+        int k = a.cols();
+        if (m == 0 || n == 0) {
+            return;
+        }
+        if (k == 0) {
+            if (!accumulate) {
+                for (int i = 0; i < m; i++) {
+                    Arrays.fill(c, cOffset + i * ldc, cOffset + i * ldc + n, 0f);
+                }
+            }
+            return;
+        }
+        int kcMax = packed != null ? packed.kc() : blocking.kc();
+        // With several threads, row blocks shrink so that every thread gets one.
+        int mc = threads == 1 ? blocking.mc()
+                : Math.min(blocking.mc(), Kernels.roundUp((m + threads - 1) / threads, MR));
+        int aSize = Kernels.roundUp(Math.min(mc, m), MR) * Math.min(kcMax, k);
+        Workspace ws = WORKSPACE.get();
+        float[] bBuf = packed != null ? packed.data()
+                : ws.b(Math.min(kcMax, k) * Kernels.roundUp(Math.min(blocking.nc(), n), NR));
+        int rowBlockCount = (m - 1) / mc + 1;
+        boolean splitColumns = rowBlockCount < threads && (long) m * n * k >= MIN_SPLIT_WORK;
+        for (int jc = 0; jc < n; jc += blocking.nc()) {
+            int nc = Math.min(blocking.nc(), n - jc);
+            for (int pc = 0; pc < k; pc += kcMax) {
+                int kc = Math.min(kcMax, k - pc);
+                int bOff = 0;
+                if (packed != null) {
+                    bOff = packed.blockOffset(pc, kc, jc);
+                } else {
+                    Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
+                }
+                BlockOfB block = new BlockOfB(bBuf, bOff, pc, kc, jc, nc, accumulate || pc > 0);
+                if (!splitColumns) {
+                    Parallel.forEach(threads, rowBlockCount, (r, worker) ->
+                            rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
+                                    WORKSPACE.get().a(aSize)));
+                } else {
+                    // Too few rows to share (a decode step's single token): split the column panels.
+                    int panels = (nc + NR - 1) / NR;
+                    int tasks = Math.min(panels, 4 * threads);
+                    Parallel.forEach(threads, tasks, (t, worker) -> rowBlocks(a, block, c, cOffset, ldc, mc,
+                            blocking.nb(), 0, rowBlockCount, (int) ((long) panels * t / tasks) * NR,
+                            Math.min(nc, (int) ((long) panels * (t + 1) / tasks) * NR), WORKSPACE.get().a(aSize)));
+                }
+            }
+        }
+    }
+
+    /**
+     * One packed block of B: rows {@code [pc, pc + kc)} and columns {@code [jc, jc + nc)} in
+     * NR-column panels starting at {@code data[offset]}; {@code accumulate} tells whether the
+     * product is added to C (always after the first K block).
+     */
+    record BlockOfB(float[] data, int offset, int pc, int kc, int jc, int nc, boolean accumulate) {
+    }
+
+    /**
+     * The ic loop, for row blocks {@code [firstBlock, endBlock)} of C (block {@code r} covers
+     * rows {@code [r * mcMax, (r + 1) * mcMax)}) and block columns {@code [jFrom, jTo)}: packs the
+     * matching rows of A into {@code aBuf} and runs the macro-kernel against {@code block} in
+     * column groups of {@code nb}.
+     * Distinct row-block or column ranges write disjoint parts of C and need their own
+     * {@code aBuf}, so they may run on different threads once the B block is packed; every
+     * element is still one micro-kernel call per K block, so the split changes no bit.
+     */
+    static void rowBlocks(MatrixView a, BlockOfB block, float[] c, int cOffset, int ldc, int mcMax, int nb,
+                          int firstBlock, int endBlock, int jFrom, int jTo, float[] aBuf) {
+        int m = a.rows();
+        for (int r = firstBlock; r < endBlock; r++) {
+            int ic = r * mcMax;
+            int mc = Math.min(mcMax, m - ic);
+            Packing.packA(a, ic, mc, block.pc(), block.kc(), aBuf);
+            macroKernel(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc);
+        }
+    }
+
+    /**
+     * The ir and jr loops over one packed {@code mc x kc} block of A and columns
+     * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block, in groups of {@code nb}
+     * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which
+     * stay in L2 while every A micro-panel of the block sweeps them.
+     */
+    private static void macroKernel(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
+                                    float[] c, int cOff, int ldc) {
+        int kc = block.kc();
+        float[] b = block.data();
+        for (int jb = jFrom; jb < jTo; jb += nb) {
+            int jbEnd = Math.min(jTo, jb + nb);
+            for (int ir = 0; ir < mc; ir += MR) {
+                int mr = Math.min(MR, mc - ir);
+                for (int jr = jb; jr < jbEnd; jr += NR) {
+                    Kernels.MICRO.packedBlock(kc, aBuf, ir * kc, b, block.offset() + jr * kc,
+                            c, cOff + ir * ldc + jr, ldc, mr, Math.min(NR, jbEnd - jr), block.accumulate());
+                }
+            }
+        }
+    }
+
+    private static void checkOperands(MatrixView a, int bRows, int bCols, float[] c, int cOffset, int ldc) {
+        Objects.requireNonNull(a, "a");
+        Objects.requireNonNull(c, "c");
+        if (a.cols() != bRows) {
+            throw new IllegalArgumentException("a.cols() must equal b.rows() (" + bRows + "), got a.cols() = "
+                    + a.cols());
+        }
+        int m = a.rows();
+        if (ldc < bCols) {
+            throw new IllegalArgumentException("ldc must be >= b.cols() (" + bCols + "), got " + ldc);
+        }
+        if (cOffset < 0) {
+            throw new IllegalArgumentException("cOffset must be >= 0, got " + cOffset);
+        }
+        long needed = m == 0 || bCols == 0 ? cOffset : cOffset + (long) (m - 1) * ldc + bCols;
+        if (needed > c.length) {
+            throw new IllegalArgumentException("c.length must be >= " + needed
+                    + " (cOffset + (a.rows() - 1) * ldc + b.cols()), got " + c.length);
+        }
+    }
+
+    /** Per-thread packing buffers, grown on demand and reused across calls. */
+    private static final class Workspace {
+        private float[] a = new float[0];
+        private float[] b = new float[0];
+
+        float[] a(int size) {
+            if (a.length < size) {
+                a = new float[size];
+            }
+            return a;
+        }
+
+        float[] b(int size) {
+            if (b.length < size) {
+                b = new float[size];
+            }
+            return b;
+        }
+    }
+}

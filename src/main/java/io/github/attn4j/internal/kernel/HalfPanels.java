@@ -1,0 +1,115 @@
+package io.github.attn4j.internal.kernel;
+
+import static io.github.attn4j.internal.kernel.Kernels.NR;
+
+/**
+ * Keys and values as 16-bit floats, F16 (IEEE binary16) or BF16 (bfloat16), in the float32
+ * panels' layout ({@link EncodedPanels}): half the bytes of {@link KeyValuePanels}. Values are
+ * rounded to nearest even on append ({@link HalfFloat}); a finite value that would round to
+ * infinity is rejected before anything is appended.
+ */
+public final class HalfPanels extends EncodedPanels {
+    private final boolean bf16;
+    private short[] keyData;
+    private short[] valueData;
+
+    private HalfPanels(int d, int dv, int capacity, boolean bf16) {
+        super(d, dv);
+        this.bf16 = bf16;
+        allocate(capacity);
+    }
+
+    /** Empty F16 panels for keys of width {@code d}, values of width {@code dv}, room for {@code capacity} keys. */
+    public static HalfPanels f16(int d, int dv, int capacity) {
+        return new HalfPanels(d, dv, capacity, false);
+    }
+
+    /** Empty BF16 panels for keys of width {@code d}, values of width {@code dv}, room for {@code capacity} keys. */
+    public static HalfPanels bf16(int d, int dv, int capacity) {
+        return new HalfPanels(d, dv, capacity, true);
+    }
+
+    @Override
+    public void checkAppend(HeadLayout k, HeadLayout v, int b, int g, int count) {
+        check(k, "k", b, g, count);
+        check(v, "v", b, g, count);
+    }
+
+    private void check(HeadLayout layout, String name, int b, int g, int count) {
+        float[] x = layout.data();
+        for (int t = 0; t < count; t++) {
+            int at = layout.at(b, t, g);
+            for (int c = 0; c < layout.width(); c++) {
+                if (bf16 ? HalfFloat.overflowsBf16(x[at + c]) : HalfFloat.overflowsF16(x[at + c])) {
+                    throw new IllegalArgumentException(name + ": expected values " + (bf16
+                            ? "BF16 can hold (finite |x| < 3.3961776e38, which rounds to at most 3.3895314e38)"
+                            : "F16 can hold (finite |x| < 65520, which rounds to at most 65504; store larger values as BF16 or F32)")
+                            + ", got " + x[at + c] + " at batch row " + b + ", kv head " + g + ", token " + t + ", element " + c);
+                }
+            }
+        }
+    }
+
+    @Override
+    void reallocate(int newCapacity, int oldCapacity) {
+        short[] newKeys = new short[keyLength(newCapacity)];
+        short[] newValues = new short[valueLength(newCapacity)];
+        copyKeys(keyData, newKeys, d);
+        copyValues(valueData, oldCapacity, newValues, newCapacity);
+        keyData = newKeys;
+        valueData = newValues;
+    }
+
+    @Override
+    void encodeKey(float[] x, int src, int j) {
+        int at = keyIndex(j, 0);
+        for (int c = 0; c < d; c++) {
+            keyData[at + c * NR] = encode(x[src + c]);
+        }
+    }
+
+    @Override
+    void encodeValue(float[] x, int src, int j) {
+        for (int c = 0; c < dv; c++) {
+            valueData[valueIndex(j, c)] = encode(x[src + c]);
+        }
+    }
+
+    private short encode(float x) {
+        return bf16 ? HalfFloat.toBf16(x) : HalfFloat.toF16(x);
+    }
+
+    @Override
+    void decodeKeys(int p0, int panels, float[] dst) {
+        decode(keyData, p0 * NR * d, dst, 0, panels * NR * d);
+    }
+
+    @Override
+    void decodeValues(int c0, int j0, int nk, float[] dst, int dOff) {
+        decode(valueData, c0 * capacity + j0 * NR, dst, dOff, nk * NR);
+    }
+
+    private void decode(short[] src, int off, float[] dst, int dOff, int n) {
+        if (bf16) {
+            Kernels.DECODE.bf16(src, off, dst, dOff, n);
+        } else {
+            Kernels.DECODE.f16(src, off, dst, dOff, n);
+        }
+    }
+
+    @Override
+    boolean valueRowNonFinite(int j) {
+        int exponent = bf16 ? HalfFloat.F32_EXP >>> 16 : HalfFloat.F16_EXP;
+        for (int c = 0; c < dv; c++) {
+            if ((valueData[valueIndex(j, c)] & exponent) == exponent) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    long arrayBytes() {
+        return 2L * (keyData.length + valueData.length);
+    }
+}

@@ -1,0 +1,98 @@
+package io.github.attn4j.internal.kernel;
+
+/**
+ * The keys and values of one (batch row, key/value head) as the attention tile kernel reads them:
+ * a tile of keys in the micro-kernel's B layout for the scores {@code Q Kᵀ}, a tile of values in
+ * the same layout for {@code P V}. How they are stored is the source's business: float32 panels
+ * ({@link KeyValuePanels}) hand out their own arrays, a narrower storage type decodes the tile
+ * into the {@link Tile}'s scratch; the tile kernel never knows which.
+ *
+ * <p>Tiles are requested at key offsets that are multiples of {@link Kernels#NR} and at most
+ * {@link AttentionKernel#BK} keys long.
+ */
+public abstract class KeyValueSource {
+    /** Width of a key. */
+    final int d;
+    /** Width of a value. */
+    final int dv;
+    /** {@code dv} rounded up to a multiple of NR (at least NR): the value columns a product writes. */
+    final int dvPad;
+
+    KeyValueSource(int d, int dv) {
+        this.d = d;
+        this.dv = dv;
+        this.dvPad = Math.max(Kernels.NR, Kernels.roundUp(dv, Kernels.NR));
+    }
+
+    /** Number of keys held. */
+    public abstract int length();
+
+    /** Keys the source can hold before it grows. */
+    public abstract int capacity();
+
+    /**
+     * Appends the first {@code count} tokens of batch {@code b}, head {@code g} of the layouts,
+     * growing (doubling) when needed; a narrow source rounds them to its storage type.
+     *
+     * @throws IllegalArgumentException if the storage type cannot hold a value
+     *                                  ({@link #checkAppend}); nothing is appended then
+     */
+    public abstract void append(HeadLayout k, HeadLayout v, int b, int g, int count);
+
+    /**
+     * Throws what {@link #append} with the same arguments would throw, without appending: callers
+     * that append to several sources check them all first, so that a failure changes none.
+     * Float32 sources take every value.
+     *
+     * @throws IllegalArgumentException naming {@code k} or {@code v}, the token and the element,
+     *                                  if the storage type cannot hold a value
+     */
+    public void checkAppend(HeadLayout k, HeadLayout v, int b, int g, int count) {
+    }
+
+    /** Forgets the keys from {@code newLength} on; the caller checks {@code 0 <= newLength <= length()}. */
+    public abstract void truncate(int newLength);
+
+    /** Bytes of the arrays that hold the keys, values and their bookkeeping (scales, flags). */
+    public abstract long storageBytes();
+
+    /**
+     * Points {@code tile} at keys {@code [j0, j0 + nk)}: NR-key panels at
+     * {@code tile.offset + (j - j0) / NR * NR * d}, depth {@code c} of key {@code j} at
+     * {@code + c * NR + j % NR}.
+     */
+    abstract void keys(int j0, int nk, Tile tile);
+
+    /**
+     * Points {@code tile} at the values of keys {@code [j0, j0 + nk)}: column panel
+     * {@code c0 / NR} at {@code tile.offset + c0 / NR * tile.stride}, key {@code j}'s NR columns at
+     * {@code + (j - j0) * NR}, zero past {@code dv}.
+     */
+    abstract void values(int j0, int nk, Tile tile);
+
+    /** Whether a value row of a key in {@code [j0, j1)} holds NaN or an infinity. */
+    abstract boolean hasNonFiniteValues(int j0, int j1);
+
+    /** Where a requested tile lives: an array, the offset of its first element and, for values, the panel stride. */
+    static final class Tile {
+        float[] data;
+        int offset;
+        int stride;
+        /** Room for one decoded tile, for sources that do not hold float32 panels; grown on demand. */
+        float[] scratch = new float[0];
+
+        /** {@link #scratch}, grown to at least {@code n} floats. */
+        float[] scratch(int n) {
+            if (scratch.length < n) {
+                scratch = new float[n];
+            }
+            return scratch;
+        }
+
+        void set(float[] data, int offset, int stride) {
+            this.data = data;
+            this.offset = offset;
+            this.stride = stride;
+        }
+    }
+}

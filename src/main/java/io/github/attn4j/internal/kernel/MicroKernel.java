@@ -1,0 +1,56 @@
+package io.github.attn4j.internal.kernel;
+
+/**
+ * The register-blocked outer-product micro-kernel: {@code C[0:mr, 0:nr] = A[0:mr, 0:kc] *
+ * B[0:kc, 0:nr]}, one {@code MR x NR} block of C kept in registers while the reduction runs.
+ * {@link Kernels#MICRO} is the implementation chosen at startup ({@link VectorMicroKernel} or
+ * {@link ScalarMicroKernel}); everything around it (packing, the BLIS loops, attention tiles) is
+ * shared by both paths.
+ *
+ * <p>Operand layouts:
+ * <ul>
+ *   <li>A is row-major: element (i, p) is {@code a[aOff + i * lda + p]}; only rows {@code i < mr}
+ *       are read. Activations (queries, softmax tiles, packed GEMM blocks) are read in place.</li>
+ *   <li>B is a packed panel: row p is the {@link #nr()} floats at {@code b[bOff + p * nr()]},
+ *       zero padded past the last real column.</li>
+ *   <li>C element (i, j) is {@code c[cOff + i * ldc + j]}; only the {@code mr x nr} corner is
+ *       written.</li>
+ * </ul>
+ * Bounds are the caller's contract: the kernels sit below validated entry points.
+ */
+interface MicroKernel {
+    /** Rows of the register block. */
+    int mr();
+
+    /** Columns of the register block, the width of a packed B panel. */
+    int nr();
+
+    /**
+     * {@code C[0:mr, 0:nr] = A[0:mr, 0:kc] * B[0:kc, 0:nr]}, added to C's previous contents when
+     * {@code accumulate} is set. Each element of C is reduced over p in increasing order.
+     */
+    void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
+               float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
+
+    /**
+     * {@link #block} with A a packed micro-panel (the layout of {@link Packing#packA}): element
+     * (i, p) is {@code a[aOff + p * mr() + i]}; rows past {@code mr} are not read.
+     */
+    void packedBlock(int kc, float[] a, int aOff, float[] b, int bOff,
+                     float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
+
+    /**
+     * {@link #block} over {@code panels} consecutive column panels of the same A rows: panel t
+     * reads B at {@code bOff + t * bStride} and writes C columns {@code [t·nr(), t·nr() + nr())},
+     * all {@link #nr()} wide but the last, which is {@code lastNr} wide. One call instead of
+     * {@code panels}, so a kernel whose set-up is not free pays it once: this is what makes short
+     * reductions (attention's head width) cheap.
+     */
+    default void blocks(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
+                        float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        for (int t = 0; t < panels; t++) {
+            block(kc, a, aOff, lda, b, bOff + t * bStride, c, cOff + t * nr(), ldc, mr,
+                    t == panels - 1 ? lastNr : nr(), accumulate);
+        }
+    }
+}

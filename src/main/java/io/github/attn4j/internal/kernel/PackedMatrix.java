@@ -1,0 +1,112 @@
+package io.github.attn4j.internal.kernel;
+
+/**
+ * A right-hand GEMM operand B ({@code K x N}) copied once into the micro-kernel's panel layout,
+ * for reuse across many {@link Gemm#multiply(MatrixView, PackedMatrix, float[], int, int, boolean)}
+ * calls (typically a constant weight matrix). Created by {@link Gemm#pack(MatrixView)}.
+ *
+ * <p>Layout: the K dimension is cut into blocks of depth {@code kc} (the last may be shorter); the
+ * block starting at row {@code pc} occupies {@code [pc * paddedCols, (pc + kc) * paddedCols)},
+ * where {@code paddedCols} is N rounded up to a multiple of {@link Kernels#NR}. Inside a
+ * block, the NR-column panel starting at column {@code j} begins at {@code j * kc}, and stores row
+ * {@code p} of the panel as NR consecutive floats, zero-padded past column N. Any run of
+ * consecutive panels of a block is therefore exactly what {@link Packing#packB} would produce for
+ * that column range, so {@link Gemm} reads the packed blocks in place.
+ *
+ * <p>{@link #columns(int, int)} gives a range of columns, starting at a panel boundary, as a
+ * matrix of its own that shares the packed floats: its panels are the parent's panels of that
+ * range, read in place.
+ *
+ * <p>Instances are immutable (the array is never exposed nor written after construction) and can
+ * be shared freely between threads.
+ */
+public final class PackedMatrix {
+    private final float[] data;
+    private final int rows;
+    private final int cols;
+    private final int kc;
+    private final int paddedCols;
+    /** Column of the packed layout where this matrix's column 0 lies (0 unless a column view). */
+    private final int firstColumn;
+
+    PackedMatrix(float[] data, int rows, int cols, int kc) {
+        this(data, rows, cols, kc, (int) Math.min(Integer.MAX_VALUE, paddedCols(cols)), 0);
+    }
+
+    private PackedMatrix(float[] data, int rows, int cols, int kc, int paddedCols, int firstColumn) {
+        this.data = data;
+        this.rows = rows;
+        this.cols = cols;
+        this.kc = kc;
+        this.paddedCols = paddedCols;
+        this.firstColumn = firstColumn;
+    }
+
+    /** Width of the packed panels: a {@linkplain #columns column view} starts at a multiple of it. */
+    public static int panelWidth() {
+        return Kernels.NR;
+    }
+
+    /**
+     * Columns {@code [from, to)} as a {@code rows() x (to - from)} matrix that shares this one's
+     * packed floats (no copy). When {@code to} is not a panel boundary, the view's last panel
+     * also holds the columns after {@code to}; GEMM reads them but never writes them to C.
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= from <= to <= cols()} and {@code from}
+     *                                  is a multiple of {@link #panelWidth()}
+     */
+    public PackedMatrix columns(int from, int to) {
+        if (from < 0 || from > to || to > cols) {
+            throw new IllegalArgumentException("columns: expected 0 <= from <= to <= cols = " + cols + ", got ["
+                    + from + ", " + to + ")");
+        }
+        if (from % Kernels.NR != 0) {
+            throw new IllegalArgumentException("from: expected a multiple of the panel width " + Kernels.NR
+                    + ", got " + from);
+        }
+        return new PackedMatrix(data, rows, to - from, kc, paddedCols, firstColumn + from);
+    }
+
+    /** Number of rows of the packed matrix (K, the reduction length). */
+    public int rows() {
+        return rows;
+    }
+
+    /** Number of columns of the packed matrix (N). */
+    public int cols() {
+        return cols;
+    }
+
+    /** Depth of the K blocks the matrix was packed with. */
+    int kc() {
+        return kc;
+    }
+
+    /** Number of floats the packed layout needs for a {@code rows x cols} matrix. */
+    static long packedSize(int rows, int cols) {
+        return (long) rows * paddedCols(cols);
+    }
+
+    private static long paddedCols(int cols) {
+        return ((long) cols + Kernels.NR - 1) / Kernels.NR * Kernels.NR;
+    }
+
+    /**
+     * Index of the first float of the packed block of rows {@code [pc, pc + blockDepth)} and
+     * columns starting at {@code jc} (a multiple of NR).
+     */
+    int blockOffset(int pc, int blockDepth, int jc) {
+        return pc * paddedCols + (firstColumn + jc) * blockDepth;
+    }
+
+    /** The packed floats; package-private, never written after construction. */
+    float[] data() {
+        return data;
+    }
+
+    @Override
+    public String toString() {
+        return "PackedMatrix[" + rows + " x " + cols + ", kc=" + kc
+                + (firstColumn == 0 ? "" : ", from column " + firstColumn) + "]";
+    }
+}

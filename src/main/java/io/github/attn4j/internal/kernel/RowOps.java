@@ -1,0 +1,67 @@
+package io.github.attn4j.internal.kernel;
+
+/**
+ * The elementwise and reduction loops over one row of scores that softmax and the attention
+ * tiles are built from. {@link Kernels#ROWS} is the implementation chosen at startup
+ * ({@link VectorRowOps} or {@link ScalarRowOps}). Every method handles any {@code n >= 0} and
+ * reduces in a fixed order, so a given path returns the same bits on every call.
+ */
+interface RowOps {
+    /**
+     * Replaces {@code x[off..off+n)} by {@code e^(x - shift)} ({@link ExpFloat#exp}) and returns
+     * the sum of the new values.
+     */
+    float expShiftSum(float[] x, int off, int n, float shift);
+
+    /** How many partial sums {@link #exp2ShiftAccumulate} keeps per row: the vector lanes, 1 for scalar. */
+    int sumLanes();
+
+    /**
+     * Replaces {@code x[off..off+n)} by {@code 2^(x - shift)} ({@link ExpFloat#exp2}) and adds each
+     * new value {@code x[off + j]} to the partial sum {@code sums[at + j % sumLanes()]}. A row's
+     * partial sums stay apart across tiles and are added up once, in index order, by the caller:
+     * no reduction across lanes per tile.
+     */
+    void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at);
+
+    /**
+     * Whether any of {@code x[off..off+n)} is greater than {@code bound} (NaN is not). Cheaper
+     * than {@link #max}: no NaN rules and no reduction across lanes.
+     */
+    boolean anyAbove(float[] x, int off, int n, float bound);
+
+    /** Multiplies {@code x[off..off+n)} by {@code scale} and returns the maximum of the result. */
+    float scaleMax(float[] x, int off, int n, float scale);
+
+    /** Maximum of {@code x[off..off+n)}, NaN if one is NaN; {@code -Infinity} when {@code n == 0}. */
+    float max(float[] x, int off, int n);
+
+    /** Multiplies {@code x[off..off+n)} by {@code factor}. */
+    void scale(float[] x, int off, int n, float factor);
+
+    /**
+     * {@code s[off + j] = fma(bias[at + j], factor, s[off + j])} for {@code j < n} (exactly
+     * {@code s + bias} when {@code factor} is 1), except that a {@code -Infinity} bias always gives
+     * {@code -Infinity} (even on a NaN score: a masked key stays masked).
+     */
+    void addBias(float[] s, int off, int n, float[] bias, int at, float factor);
+
+    /**
+     * {@code x[off + j] = cap · tanh(x[off + j])} ({@link ExpFloat#tanh}) for {@code j < n}: the
+     * soft-cap, with the division by the cap already folded into the scores.
+     */
+    void softcap(float[] x, int off, int n, float cap);
+
+    /**
+     * {@code s[off + j] = fma(-slope, |center - j|, s[off + j])} for {@code j < n}: an ALiBi
+     * distance bias, {@code center} being the query's position minus the first key's. Distances
+     * are exact below 2^24.
+     */
+    void addDistanceBias(float[] s, int off, int n, float slope, int center);
+
+    /** {@code s[off + j] = -Infinity} where {@code keep[at + j] == 0}, for {@code j < n}. */
+    void mask(float[] s, int off, int n, float[] keep, int at);
+
+    /** Whether any of {@code x[off..off+n)} is NaN or infinite. */
+    boolean anyNonFinite(float[] x, int off, int n);
+}

@@ -1,0 +1,110 @@
+package io.github.attn4j.internal.kernel;
+
+/**
+ * The row loops in plain Java, for JVMs without the Vector API (or with it forced off). The
+ * exponential is {@link ExpFloat#exp}, bit-identical to a lane of the vector form; sums run left
+ * to right.
+ */
+final class ScalarRowOps implements RowOps {
+    private static final float NEG_INF = Float.NEGATIVE_INFINITY;
+
+    @Override
+    public float expShiftSum(float[] x, int off, int n, float shift) {
+        float total = 0f;
+        for (int j = off; j < off + n; j++) {
+            x[j] = ExpFloat.exp(x[j] - shift);
+            total += x[j];
+        }
+        return total;
+    }
+
+    @Override
+    public int sumLanes() {
+        return 1;
+    }
+
+    @Override
+    public void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at) {
+        for (int j = off; j < off + n; j++) {
+            x[j] = ExpFloat.exp2(x[j] - shift);
+            sums[at] += x[j];
+        }
+    }
+
+    @Override
+    public float scaleMax(float[] x, int off, int n, float scale) {
+        float max = NEG_INF;
+        for (int j = off; j < off + n; j++) {
+            x[j] *= scale;
+            max = Math.max(max, x[j]);
+        }
+        return max;
+    }
+
+    @Override
+    public boolean anyAbove(float[] x, int off, int n, float bound) {
+        for (int j = off; j < off + n; j++) {
+            if (x[j] > bound) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public float max(float[] x, int off, int n) {
+        float max = NEG_INF;
+        for (int j = off; j < off + n; j++) {
+            max = Math.max(max, x[j]);
+        }
+        return max;
+    }
+
+    @Override
+    public void scale(float[] x, int off, int n, float factor) {
+        for (int j = off; j < off + n; j++) {
+            x[j] *= factor;
+        }
+    }
+
+    @Override
+    public void addBias(float[] s, int off, int n, float[] bias, int at, float factor) {
+        for (int j = 0; j < n; j++) {
+            float b = bias[at + j];
+            s[off + j] = b == NEG_INF ? NEG_INF : Math.fma(b, factor, s[off + j]);
+        }
+    }
+
+    @Override
+    public void mask(float[] s, int off, int n, float[] keep, int at) {
+        for (int j = 0; j < n; j++) {
+            if (keep[at + j] == 0f) {
+                s[off + j] = NEG_INF;
+            }
+        }
+    }
+
+    @Override
+    public boolean anyNonFinite(float[] x, int off, int n) {
+        for (int j = off; j < off + n; j++) {
+            if (!Float.isFinite(x[j])) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public void softcap(float[] x, int off, int n, float cap) {
+        for (int j = off; j < off + n; j++) {
+            x[j] = cap * ExpFloat.tanh(x[j]);
+        }
+    }
+
+    @Override
+    public void addDistanceBias(float[] s, int off, int n, float slope, int center) {
+        for (int j = 0; j < n; j++) {
+            s[off + j] = Math.fma(-slope, Math.abs((float) center - (float) j), s[off + j]);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package io.github.attn4j.internal.kernel;
+
+/**
+ * Rows of a query tile of batch {@code b}: row r is token {@code (i0 + r) / fold} of head
+ * {@code hBase + (i0 + r) % fold}, so with {@code fold} heads of one group the rows run
+ * token-major over those heads, and with {@code fold = 1} they are tokens of head hBase.
+ */
+record TileRows(int b, int hBase, int fold, int i0, int rows) {
+    int token(int r) {
+        return (i0 + r) / fold;
+    }
+
+    int head(int r) {
+        return hBase + (i0 + r) % fold;
+    }
+
+    /** Whether the mask's key padding masks keys {@code [j0, j1)} for every head of this tile. */
+    boolean allMasked(ScoreMask mask, int j0, int j1) {
+        for (int r = 0; r < Math.min(rows, fold); r++) {
+            if (!mask.masksAllKeys(b, head(r), j0, j1)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether the mask's transforms change no score of this tile's heads for keys {@code [j0, j1)}. */
+    boolean keepsAllKeys(ScoreMask mask, int j0, int j1) {
+        for (int r = 0; r < Math.min(rows, fold); r++) {
+            if (!mask.keepsAllKeys(b, head(r), j0, j1)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The first key any row of the tile may attend. */
+    int firstKey(ScoreMask mask) {
+        int first = Integer.MAX_VALUE;
+        for (int r = 0; r < rows; r++) {
+            first = Math.min(first, mask.keyStart(b, token(r)));
+        }
+        return first;
+    }
+
+    /** One past the last key any row of the tile may attend. */
+    int endKey(ScoreMask mask, int keys) {
+        int end = 0;
+        for (int r = 0; r < rows; r++) {
+            end = Math.max(end, mask.keyEnd(b, token(r), keys));
+        }
+        return end;
+    }
+}

@@ -1,0 +1,262 @@
+package io.github.attn4j.internal.kernel;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The Vector API micro-kernel: a {@code 6 x 2V} block of C (V = {@link Vectors#LANES}) held in
+ * 12 vector accumulators on every width, updated by broadcasting one element of A per row and
+ * loading two vectors of B per step of the reduction. {@link #blocks} reads A as rows in place
+ * (attention), {@link #packedBlock} from a packed micro-panel (GEMM).
+ *
+ * <p>All strides in the reduction loop are constants or the loop index, so C2 hoists every range
+ * check out of the loop (a variable stride there halved the throughput). In {@link #blocks}, rows
+ * past {@code mr} re-read the last valid row; columns past {@code nr} only reach lanes that are
+ * never stored.
+ *
+ * <p>Why six rows, when AVX-512 has 32 registers: taller blocks of the same two vectors were
+ * measured and lost on the target machine (Zen 4). With 12 rows (24 accumulators; C2 kept them
+ * all in registers: 24 FMAs, 12 broadcasts and 2 loads per step, no spills) the GEMM was 11 to
+ * 38% slower (2048³ 192.9 → 231.2 ms, the L = 128 projection 1.99 → 2.74 ms) and the attention
+ * 4 to 27% slower, in two pairs of runs; with 8 rows (one pair) the GEMM was 12 to 36% slower
+ * and the attention mixed (-5 to +12%). JMH medians of GemmBenchmark and
+ * ScaledDotProductAttentionBenchmark, the two jars alternated. A possible cause, not measured:
+ * the larger A micro-panel ({@code MR * KC * 4} bytes, 12 KiB at six rows, 24 KiB at twelve)
+ * shares the 32 KiB L1 with the streamed B panel.
+ */
+final class VectorMicroKernel implements MicroKernel {
+    private static final VectorSpecies<Float> S = Vectors.SPECIES;
+    private static final int L = Vectors.LANES;
+
+    /** Rows of the register block. */
+    static final int MR = 6;
+    /** Columns of the register block: two vectors. */
+    static final int NR = 2 * L;
+
+    /**
+     * Per thread, the row-by-row copy of a register block whose panel is narrower than NR (the
+     * edges of a product), written out with full-width stores before its corner goes to C: one
+     * buffer per thread instead of one array per partial block.
+     */
+    private static final ThreadLocal<float[]> SPILL = ThreadLocal.withInitial(() -> new float[MR * NR]);
+
+    @Override
+    public int mr() {
+        return MR;
+    }
+
+    @Override
+    public int nr() {
+        return NR;
+    }
+
+    @Override
+    public void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
+                      float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        blocks(kc, a, aOff, lda, b, bOff, 0, 1, c, cOff, ldc, mr, nr, accumulate);
+    }
+
+    /**
+     * A method of its own, not a branch of {@link #blocks}: alone in a small method, the reduction
+     * loop reads the six elements of A at constant offsets from one index. With the A panel in L1
+     * and kc = 512 it runs at 115 GFLOP/s, against 108 for {@link #blocks} on row-major A; as a
+     * second loop inside {@link #blocks} it made the whole GEMM 6 to 7% slower instead. Rows past
+     * mr are read (the packed panel has them) but not stored.
+     */
+    @Override
+    public void packedBlock(int kc, float[] a, int aOff, float[] b, int bOff,
+                            float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+        FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+        FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+        for (int p = 0; p < kc; p++) {
+            int bi = bOff + p * NR;
+            int ai = aOff + p * MR;
+            FloatVector b0 = FloatVector.fromArray(S, b, bi);
+            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
+            FloatVector av = FloatVector.broadcast(S, a[ai]);
+            c00 = av.fma(b0, c00);
+            c01 = av.fma(b1, c01);
+            av = FloatVector.broadcast(S, a[ai + 1]);
+            c10 = av.fma(b0, c10);
+            c11 = av.fma(b1, c11);
+            av = FloatVector.broadcast(S, a[ai + 2]);
+            c20 = av.fma(b0, c20);
+            c21 = av.fma(b1, c21);
+            av = FloatVector.broadcast(S, a[ai + 3]);
+            c30 = av.fma(b0, c30);
+            c31 = av.fma(b1, c31);
+            av = FloatVector.broadcast(S, a[ai + 4]);
+            c40 = av.fma(b0, c40);
+            c41 = av.fma(b1, c41);
+            av = FloatVector.broadcast(S, a[ai + 5]);
+            c50 = av.fma(b0, c50);
+            c51 = av.fma(b1, c51);
+        }
+        if (nr == NR) {
+            // Full-width rows are stored directly, also when mr < MR (a decode step's few rows).
+            store(c00, c, cOff, accumulate);
+            store(c01, c, cOff + L, accumulate);
+            if (mr > 1) {
+                store(c10, c, cOff + ldc, accumulate);
+                store(c11, c, cOff + ldc + L, accumulate);
+            }
+            if (mr > 2) {
+                store(c20, c, cOff + 2 * ldc, accumulate);
+                store(c21, c, cOff + 2 * ldc + L, accumulate);
+            }
+            if (mr > 3) {
+                store(c30, c, cOff + 3 * ldc, accumulate);
+                store(c31, c, cOff + 3 * ldc + L, accumulate);
+            }
+            if (mr > 4) {
+                store(c40, c, cOff + 4 * ldc, accumulate);
+                store(c41, c, cOff + 4 * ldc + L, accumulate);
+            }
+            if (mr > 5) {
+                store(c50, c, cOff + 5 * ldc, accumulate);
+                store(c51, c, cOff + 5 * ldc + L, accumulate);
+            }
+        } else {
+            float[] spill = SPILL.get();
+            c00.intoArray(spill, 0);
+            c01.intoArray(spill, L);
+            c10.intoArray(spill, NR);
+            c11.intoArray(spill, NR + L);
+            c20.intoArray(spill, 2 * NR);
+            c21.intoArray(spill, 2 * NR + L);
+            c30.intoArray(spill, 3 * NR);
+            c31.intoArray(spill, 3 * NR + L);
+            c40.intoArray(spill, 4 * NR);
+            c41.intoArray(spill, 4 * NR + L);
+            c50.intoArray(spill, 5 * NR);
+            c51.intoArray(spill, 5 * NR + L);
+            copyCorner(spill, c, cOff, ldc, mr, nr, accumulate);
+        }
+    }
+
+    /** Stores one accumulator at {@code c[at]}, added to what is there when accumulating; small enough to inline. */
+    private static void store(FloatVector v, float[] c, int at, boolean accumulate) {
+        (accumulate ? v.add(FloatVector.fromArray(S, c, at)) : v).intoArray(c, at);
+    }
+
+    /** Writes the {@code mr x nr} corner of a register block spilled row by row (NR apart) into C. */
+    private static void copyCorner(float[] spill, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        for (int i = 0; i < mr; i++) {
+            int row = cOff + i * ldc;
+            for (int j = 0; j < nr; j++) {
+                c[row + j] = accumulate ? c[row + j] + spill[i * NR + j] : spill[i * NR + j];
+            }
+        }
+    }
+
+    /** One method for all panels, so the row set-up and C2's range-check predicates are paid once per call. */
+    @Override
+    public void blocks(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
+                       float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        // Rows past mr re-read the last valid row: their accumulators are computed but never stored.
+        int r0 = aOff;
+        int r1 = mr > 1 ? r0 + lda : r0;
+        int r2 = mr > 2 ? r1 + lda : r1;
+        int r3 = mr > 3 ? r2 + lda : r2;
+        int r4 = mr > 4 ? r3 + lda : r3;
+        int r5 = mr > 5 ? r4 + lda : r4;
+        // The panel loop is written out in this one method, not around a helper: C2 does not
+        // inline a method this large, and a call per panel would pay the set-up again.
+        for (int t = 0; t < panels; t++) {
+            int bt = bOff + t * bStride;
+            int ct = cOff + t * NR;
+            int nr = t == panels - 1 ? lastNr : NR;
+            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
+            FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
+
+            for (int p = 0; p < kc; p++) {
+                int bi = bt + p * NR;
+                FloatVector b0 = FloatVector.fromArray(S, b, bi);
+                FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
+                FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
+                c00 = av.fma(b0, c00);
+                c01 = av.fma(b1, c01);
+                av = FloatVector.broadcast(S, a[r1 + p]);
+                c10 = av.fma(b0, c10);
+                c11 = av.fma(b1, c11);
+                av = FloatVector.broadcast(S, a[r2 + p]);
+                c20 = av.fma(b0, c20);
+                c21 = av.fma(b1, c21);
+                av = FloatVector.broadcast(S, a[r3 + p]);
+                c30 = av.fma(b0, c30);
+                c31 = av.fma(b1, c31);
+                av = FloatVector.broadcast(S, a[r4 + p]);
+                c40 = av.fma(b0, c40);
+                c41 = av.fma(b1, c41);
+                av = FloatVector.broadcast(S, a[r5 + p]);
+                c50 = av.fma(b0, c50);
+                c51 = av.fma(b1, c51);
+            }
+
+            // Stores are written out here, not in helpers taking vectors: a helper that C2 declines to
+            // inline boxes all twelve accumulators on every call. Rows past mr are not stored.
+            if (nr == NR) {
+                c00 = accumulate ? c00.add(FloatVector.fromArray(S, c, ct)) : c00;
+                c01 = accumulate ? c01.add(FloatVector.fromArray(S, c, ct + L)) : c01;
+                c00.intoArray(c, ct);
+                c01.intoArray(c, ct + L);
+                if (mr > 1) {
+                    c10 = accumulate ? c10.add(FloatVector.fromArray(S, c, ct + ldc)) : c10;
+                    c11 = accumulate ? c11.add(FloatVector.fromArray(S, c, ct + ldc + L)) : c11;
+                    c10.intoArray(c, ct + ldc);
+                    c11.intoArray(c, ct + ldc + L);
+                }
+                if (mr > 2) {
+                    c20 = accumulate ? c20.add(FloatVector.fromArray(S, c, ct + 2 * ldc)) : c20;
+                    c21 = accumulate ? c21.add(FloatVector.fromArray(S, c, ct + 2 * ldc + L)) : c21;
+                    c20.intoArray(c, ct + 2 * ldc);
+                    c21.intoArray(c, ct + 2 * ldc + L);
+                }
+                if (mr > 3) {
+                    c30 = accumulate ? c30.add(FloatVector.fromArray(S, c, ct + 3 * ldc)) : c30;
+                    c31 = accumulate ? c31.add(FloatVector.fromArray(S, c, ct + 3 * ldc + L)) : c31;
+                    c30.intoArray(c, ct + 3 * ldc);
+                    c31.intoArray(c, ct + 3 * ldc + L);
+                }
+                if (mr > 4) {
+                    c40 = accumulate ? c40.add(FloatVector.fromArray(S, c, ct + 4 * ldc)) : c40;
+                    c41 = accumulate ? c41.add(FloatVector.fromArray(S, c, ct + 4 * ldc + L)) : c41;
+                    c40.intoArray(c, ct + 4 * ldc);
+                    c41.intoArray(c, ct + 4 * ldc + L);
+                }
+                if (mr > 5) {
+                    c50 = accumulate ? c50.add(FloatVector.fromArray(S, c, ct + 5 * ldc)) : c50;
+                    c51 = accumulate ? c51.add(FloatVector.fromArray(S, c, ct + 5 * ldc + L)) : c51;
+                    c50.intoArray(c, ct + 5 * ldc);
+                    c51.intoArray(c, ct + 5 * ldc + L);
+                }
+            } else {
+                // Partial panel: spill the register block to a scratch array with full-width stores
+                // (masked stores near the end of c fall back to code that boxes every accumulator),
+                // then copy its mr x nr corner.
+                float[] spill = SPILL.get();
+                c00.intoArray(spill, 0);
+                c01.intoArray(spill, L);
+                c10.intoArray(spill, NR);
+                c11.intoArray(spill, NR + L);
+                c20.intoArray(spill, 2 * NR);
+                c21.intoArray(spill, 2 * NR + L);
+                c30.intoArray(spill, 3 * NR);
+                c31.intoArray(spill, 3 * NR + L);
+                c40.intoArray(spill, 4 * NR);
+                c41.intoArray(spill, 4 * NR + L);
+                c50.intoArray(spill, 5 * NR);
+                c51.intoArray(spill, 5 * NR + L);
+                copyCorner(spill, c, ct, ldc, mr, nr, accumulate);
+            }
+        }
+    }
+}

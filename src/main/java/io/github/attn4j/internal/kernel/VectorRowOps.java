@@ -1,0 +1,282 @@
+package io.github.attn4j.internal.kernel;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import static io.github.attn4j.internal.kernel.ExpFloat.BIAS;
+import static io.github.attn4j.internal.kernel.ExpFloat.EXP2_HI;
+import static io.github.attn4j.internal.kernel.ExpFloat.EXP2_LO;
+import static io.github.attn4j.internal.kernel.ExpFloat.LN2_HI;
+import static io.github.attn4j.internal.kernel.ExpFloat.LN2_LO;
+import static io.github.attn4j.internal.kernel.ExpFloat.LOG2E;
+import static io.github.attn4j.internal.kernel.ExpFloat.MAX_ARG;
+import static io.github.attn4j.internal.kernel.ExpFloat.MIN_ARG;
+import static io.github.attn4j.internal.kernel.ExpFloat.P0;
+import static io.github.attn4j.internal.kernel.ExpFloat.P1;
+import static io.github.attn4j.internal.kernel.ExpFloat.P2;
+import static io.github.attn4j.internal.kernel.ExpFloat.P3;
+import static io.github.attn4j.internal.kernel.ExpFloat.P4;
+import static io.github.attn4j.internal.kernel.ExpFloat.P5;
+import static io.github.attn4j.internal.kernel.ExpFloat.Q1;
+import static io.github.attn4j.internal.kernel.ExpFloat.Q2;
+import static io.github.attn4j.internal.kernel.ExpFloat.Q3;
+import static io.github.attn4j.internal.kernel.ExpFloat.Q4;
+import static io.github.attn4j.internal.kernel.ExpFloat.Q5;
+import static io.github.attn4j.internal.kernel.ExpFloat.Q6;
+import static io.github.attn4j.internal.kernel.ExpFloat.ROUND;
+import static io.github.attn4j.internal.kernel.ExpFloat.T0;
+import static io.github.attn4j.internal.kernel.ExpFloat.T1;
+import static io.github.attn4j.internal.kernel.ExpFloat.T2;
+import static io.github.attn4j.internal.kernel.ExpFloat.T3;
+import static io.github.attn4j.internal.kernel.ExpFloat.T4;
+import static io.github.attn4j.internal.kernel.ExpFloat.TANH_SMALL;
+import static io.github.attn4j.internal.kernel.ExpFloat.TWO_LOG2E;
+
+/**
+ * The row loops on {@link Vectors#SPECIES}, with a scalar tail for the last {@code n % LANES}
+ * elements. Vector values are written inside each loop body rather than passed to helpers: a
+ * helper taking vectors that C2 does not inline boxes them on every call. Lane sums are added in
+ * lane order, so the result does not depend on the JIT's reduction order.
+ */
+final class VectorRowOps implements RowOps {
+    private static final VectorSpecies<Float> S = Vectors.SPECIES;
+    private static final int L = Vectors.LANES;
+    private static final float NEG_INF = Float.NEGATIVE_INFINITY;
+
+    @Override
+    public float expShiftSum(float[] x, int off, int n, float shift) {
+        FloatVector sh = FloatVector.broadcast(S, shift);
+        FloatVector log2e = FloatVector.broadcast(S, LOG2E);
+        FloatVector round = FloatVector.broadcast(S, ROUND);
+        FloatVector sum = FloatVector.zero(S);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector arg = FloatVector.fromArray(S, x, off + j).sub(sh);
+            FloatVector clamped = arg.max(MIN_ARG).min(MAX_ARG);
+            FloatVector k = clamped.fma(log2e, round).sub(ROUND);
+            FloatVector r = k.fma(FloatVector.broadcast(S, -LN2_HI), clamped);
+            r = k.fma(FloatVector.broadcast(S, -LN2_LO), r);
+            FloatVector p = r.fma(FloatVector.broadcast(S, P5), FloatVector.broadcast(S, P4));
+            p = p.fma(r, FloatVector.broadcast(S, P3));
+            p = p.fma(r, FloatVector.broadcast(S, P2));
+            p = p.fma(r, FloatVector.broadcast(S, P1));
+            p = p.fma(r, FloatVector.broadcast(S, P0));
+            p = p.fma(r.mul(r), r).add(1f);
+            IntVector bits = ((IntVector) k.convert(VectorOperators.F2I, 0)).add(126).lanewise(VectorOperators.LSHL, 23);
+            FloatVector e = p.mul(bits.reinterpretAsFloats()).mul(2f);
+            e = e.blend(0f, arg.compare(VectorOperators.LT, MIN_ARG));
+            e = e.blend(Float.POSITIVE_INFINITY, arg.compare(VectorOperators.GT, MAX_ARG));
+            e = e.blend(arg, arg.test(VectorOperators.IS_NAN));
+            e.intoArray(x, off + j);
+            sum = sum.add(e);
+        }
+        float total = 0f;
+        for (int lane = 0; lane < L; lane++) {
+            total += sum.lane(lane);
+        }
+        for (; j < n; j++) {
+            x[off + j] = ExpFloat.exp(x[off + j] - shift);
+            total += x[off + j];
+        }
+        return total;
+    }
+
+    @Override
+    public int sumLanes() {
+        return L;
+    }
+
+    @Override
+    public void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at) {
+        FloatVector sh = FloatVector.broadcast(S, shift);
+        FloatVector sum = FloatVector.fromArray(S, sums, at);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector a = FloatVector.fromArray(S, x, off + j).sub(sh);
+            a = a.blend(EXP2_LO, a.compare(VectorOperators.LT, EXP2_LO));
+            a = a.blend(EXP2_HI, a.compare(VectorOperators.GT, EXP2_HI));
+            FloatVector kf = a.add(ROUND);
+            FloatVector r = a.sub(kf.sub(ROUND));
+            FloatVector p = r.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
+            p = p.fma(r, FloatVector.broadcast(S, Q4));
+            p = p.fma(r, FloatVector.broadcast(S, Q3));
+            p = p.fma(r, FloatVector.broadcast(S, Q2));
+            p = p.fma(r, FloatVector.broadcast(S, Q1));
+            p = p.fma(r, FloatVector.broadcast(S, 1f));
+            IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
+            FloatVector e = p.mul(bits.reinterpretAsFloats());
+            e.intoArray(x, off + j);
+            sum = sum.add(e);
+        }
+        sum.intoArray(sums, at);
+        for (; j < n; j++) {
+            x[off + j] = ExpFloat.exp2(x[off + j] - shift);
+            sums[at + j % L] += x[off + j];
+        }
+    }
+
+    @Override
+    public float scaleMax(float[] x, int off, int n, float scale) {
+        FloatVector f = FloatVector.broadcast(S, scale);
+        FloatVector m = FloatVector.broadcast(S, NEG_INF);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector v = FloatVector.fromArray(S, x, off + j).mul(f);
+            v.intoArray(x, off + j);
+            m = m.max(v);
+        }
+        float max = m.reduceLanes(VectorOperators.MAX);
+        for (; j < n; j++) {
+            x[off + j] *= scale;
+            max = Math.max(max, x[off + j]);
+        }
+        return max;
+    }
+
+    @Override
+    public float max(float[] x, int off, int n) {
+        FloatVector m = FloatVector.broadcast(S, NEG_INF);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            m = m.max(FloatVector.fromArray(S, x, off + j));
+        }
+        if (j < n) {
+            VectorMask<Float> tail = S.indexInRange(j, n);
+            m = m.max(FloatVector.fromArray(S, x, off + j, tail).blend(NEG_INF, tail.not()));
+        }
+        return m.reduceLanes(VectorOperators.MAX);
+    }
+
+    @Override
+    public boolean anyAbove(float[] x, int off, int n, float bound) {
+        FloatVector b = FloatVector.broadcast(S, bound);
+        VectorMask<Float> above = S.maskAll(false);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            above = above.or(FloatVector.fromArray(S, x, off + j).compare(VectorOperators.GT, b));
+        }
+        if (above.anyTrue()) {
+            return true;
+        }
+        for (; j < n; j++) {
+            if (x[off + j] > bound) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public void scale(float[] x, int off, int n, float factor) {
+        FloatVector f = FloatVector.broadcast(S, factor);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector.fromArray(S, x, off + j).mul(f).intoArray(x, off + j);
+        }
+        if (j < n) {
+            VectorMask<Float> tail = S.indexInRange(j, n);
+            FloatVector.fromArray(S, x, off + j, tail).mul(f).intoArray(x, off + j, tail);
+        }
+    }
+
+    @Override
+    public void addBias(float[] s, int off, int n, float[] bias, int at, float factor) {
+        FloatVector f = FloatVector.broadcast(S, factor);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector b = FloatVector.fromArray(S, bias, at + j);
+            b.fma(f, FloatVector.fromArray(S, s, off + j)).blend(NEG_INF, b.compare(VectorOperators.EQ, NEG_INF))
+                    .intoArray(s, off + j);
+        }
+        for (; j < n; j++) {
+            float b = bias[at + j];
+            s[off + j] = b == NEG_INF ? NEG_INF : Math.fma(b, factor, s[off + j]);
+        }
+    }
+
+    @Override
+    public void mask(float[] s, int off, int n, float[] keep, int at) {
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            VectorMask<Float> masked = FloatVector.fromArray(S, keep, at + j).compare(VectorOperators.EQ, 0f);
+            FloatVector.fromArray(S, s, off + j).blend(NEG_INF, masked).intoArray(s, off + j);
+        }
+        for (; j < n; j++) {
+            if (keep[at + j] == 0f) {
+                s[off + j] = NEG_INF;
+            }
+        }
+    }
+
+    @Override
+    public boolean anyNonFinite(float[] x, int off, int n) {
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            // x - x is 0 for finite x and NaN for NaN and both infinities.
+            FloatVector v = FloatVector.fromArray(S, x, off + j);
+            if (v.sub(v).test(VectorOperators.IS_NAN).anyTrue()) {
+                return true;
+            }
+        }
+        for (; j < n; j++) {
+            if (!Float.isFinite(x[off + j])) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public void softcap(float[] x, int off, int n, float cap) {
+        FloatVector c = FloatVector.broadcast(S, cap);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector v = FloatVector.fromArray(S, x, off + j);
+            FloatVector a = v.abs();
+            FloatVector u = a.mul(a);
+            FloatVector p = u.fma(FloatVector.broadcast(S, T4), FloatVector.broadcast(S, T3));
+            p = p.fma(u, FloatVector.broadcast(S, T2));
+            p = p.fma(u, FloatVector.broadcast(S, T1));
+            p = p.fma(u, FloatVector.broadcast(S, T0));
+            FloatVector small = a.mul(u).fma(p, a);
+            // exp2(a · 2 log2 e), the steps of exp2ShiftAccumulate.
+            FloatVector e = a.mul(TWO_LOG2E);
+            e = e.blend(EXP2_LO, e.compare(VectorOperators.LT, EXP2_LO));
+            e = e.blend(EXP2_HI, e.compare(VectorOperators.GT, EXP2_HI));
+            FloatVector kf = e.add(ROUND);
+            FloatVector r = e.sub(kf.sub(ROUND));
+            FloatVector q = r.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
+            q = q.fma(r, FloatVector.broadcast(S, Q4));
+            q = q.fma(r, FloatVector.broadcast(S, Q3));
+            q = q.fma(r, FloatVector.broadcast(S, Q2));
+            q = q.fma(r, FloatVector.broadcast(S, Q1));
+            q = q.fma(r, FloatVector.broadcast(S, 1f));
+            IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
+            FloatVector large = FloatVector.broadcast(S, 1f).sub(FloatVector.broadcast(S, 2f).div(q.mul(bits.reinterpretAsFloats()).add(1f)));
+            FloatVector t = large.blend(small, a.compare(VectorOperators.LT, TANH_SMALL));
+            IntVector sign = ((IntVector) v.reinterpretAsInts()).and(0x80000000);
+            FloatVector signed = ((IntVector) t.reinterpretAsInts()).or(sign).reinterpretAsFloats();
+            c.mul(signed).intoArray(x, off + j);
+        }
+        for (; j < n; j++) {
+            x[off + j] = cap * ExpFloat.tanh(x[off + j]);
+        }
+    }
+
+    @Override
+    public void addDistanceBias(float[] s, int off, int n, float slope, int center) {
+        FloatVector negSlope = FloatVector.broadcast(S, -slope);
+        FloatVector iota = FloatVector.zero(S).addIndex(1);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector dist = FloatVector.broadcast(S, (float) center).sub(iota.add((float) j)).abs();
+            negSlope.fma(dist, FloatVector.fromArray(S, s, off + j)).intoArray(s, off + j);
+        }
+        for (; j < n; j++) {
+            s[off + j] = Math.fma(-slope, Math.abs((float) center - (float) j), s[off + j]);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.github.attn4j.internal.kernel;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+
+import static io.github.attn4j.internal.kernel.Kernels.NR;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+/**
+ * The active path's decode loops ({@link Kernels#DECODE}: a vector width, or scalar when the
+ * suite runs with {@code attn4j.kernels=scalar}) give the same bits as the scalar loops, and as
+ * the definition {@code q · s} of INT8, at any offset and length (vector tails included).
+ */
+class DecodeOpsTest {
+    private static final DecodeOps SCALAR = new ScalarDecodeOps();
+    /** Scales with the special cases: zero, subnormal, huge, infinite, NaN. */
+    private static final float[] SPECIAL_SCALES = {0f, -0f, Float.MIN_VALUE, 1e-40f, Float.MAX_VALUE, Float.POSITIVE_INFINITY, Float.NaN};
+
+    private static float scale(SplittableRandom random) {
+        return random.nextInt(8) == 0 ? SPECIAL_SCALES[random.nextInt(SPECIAL_SCALES.length)]
+                : (float) (random.nextDouble(1e-3, 1) * Math.pow(2, random.nextInt(-20, 20)));
+    }
+
+    private static void assertSameBits(float[] expected, float[] actual, String what) {
+        assertEquals(expected.length, actual.length, what);
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals(Float.floatToRawIntBits(expected[i]), Float.floatToRawIntBits(actual[i]), what + "[" + i + "]");
+        }
+    }
+
+    @Test
+    void sixteenBitLoopsMatchTheScalarLoopsAtAnyOffsetAndLength() {
+        qt().withExamples(200).forAll(integers().between(0, 200), integers().between(0, 17), longs().all()).checkAssert((n, off, seed) -> {
+            SplittableRandom random = new SplittableRandom(seed);
+            short[] src = new short[off + n];
+            for (int i = 0; i < src.length; i++) {
+                src[i] = (short) random.nextInt();
+            }
+            int dOff = random.nextInt(9);
+            float[] expected = new float[dOff + n], actual = new float[dOff + n];
+            SCALAR.f16(src, off, expected, dOff, n);
+            Kernels.DECODE.f16(src, off, actual, dOff, n);
+            assertSameBits(expected, actual, "f16 n=" + n);
+            SCALAR.bf16(src, off, expected, dOff, n);
+            Kernels.DECODE.bf16(src, off, actual, dOff, n);
+            assertSameBits(expected, actual, "bf16 n=" + n);
+        });
+    }
+
+    @Test
+    void int8LoopsGiveEachByteTimesItsScale() {
+        qt().withExamples(200).forAll(integers().between(0, 40), integers().between(0, 17), longs().all()).checkAssert((rows, off, seed) -> {
+            SplittableRandom random = new SplittableRandom(seed);
+            byte[] src = new byte[off + rows * NR];
+            random.nextBytes(src);
+            float[] scales = new float[3 + rows * 3 + NR];
+            for (int i = 0; i < scales.length; i++) {
+                scales[i] = scale(random);
+            }
+            int dOff = random.nextInt(9);
+            float[] expected = new float[dOff + rows * NR], actual = new float[dOff + rows * NR], scalar = new float[expected.length];
+            for (int i = 0; i < rows * NR; i++) {
+                expected[dOff + i] = (float) src[off + i] * scales[3 + i % NR];
+            }
+            SCALAR.int8Columns(src, off, scales, 3, scalar, dOff, rows);
+            Kernels.DECODE.int8Columns(src, off, scales, 3, actual, dOff, rows);
+            assertSameBits(expected, scalar, "int8Columns scalar, rows=" + rows);
+            assertSameBits(expected, actual, "int8Columns, rows=" + rows);
+            for (int i = 0; i < rows * NR; i++) {
+                expected[dOff + i] = (float) src[off + i] * scales[2 + i / NR * 3];
+            }
+            SCALAR.int8Rows(src, off, scales, 2, 3, scalar, dOff, rows);
+            Kernels.DECODE.int8Rows(src, off, scales, 2, 3, actual, dOff, rows);
+            assertSameBits(expected, scalar, "int8Rows scalar, rows=" + rows);
+            assertSameBits(expected, actual, "int8Rows, rows=" + rows);
+        });
+    }
+
+    @Test
+    void int8LoopsCoverEveryByte() {
+        byte[] src = new byte[256];
+        for (int i = 0; i < 256; i++) {
+            src[i] = (byte) i;
+        }
+        float[] scales = new float[NR];
+        java.util.Arrays.fill(scales, 0.5f);
+        float[] out = new float[256];
+        Kernels.DECODE.int8Columns(src, 0, scales, 0, out, 0, 256 / NR);
+        for (int i = 0; i < 256; i++) {
+            assertEquals((byte) i * 0.5f, out[i], "byte " + i);
+        }
+    }
+}

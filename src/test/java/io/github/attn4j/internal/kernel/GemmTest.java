@@ -1,0 +1,365 @@
+package io.github.attn4j.internal.kernel;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
+
+class GemmTest {
+    private static final int MR = Kernels.MR;
+    private static final int NR = Kernels.NR;
+    private static final Blocking DEFAULT = Blocking.DEFAULT;
+
+    /** Sizes that must always be covered: 1, primes around the block sizes, the odd 207. */
+    private static final List<Integer> SPECIAL_SIZES = List.of(0, 1, 2, 5, 6, 7, 13, 16, 17, 31, 32, 33, 207);
+
+    private static final Gen<Integer> DIM = Generate.pick(SPECIAL_SIZES).mix(Generate.range(0, 300), 50);
+    private static final Gen<Boolean> BOOL = Generate.booleans();
+
+    private static Gen<GemmCase> cases(Gen<Integer> dim) {
+        Gen<Integer> pad = Generate.pick(List.of(0, 0, 1, 3, 40));
+        Gen<Long> seed = Generate.longRange(Long.MIN_VALUE, Long.MAX_VALUE);
+        return in -> new GemmCase(dim.generate(in), dim.generate(in), dim.generate(in),
+                BOOL.generate(in), BOOL.generate(in), pad.generate(in), BOOL.generate(in), seed.generate(in));
+    }
+
+    /** Small block sizes, so that small matrices cross many KC, MC, NC and column group boundaries. */
+    private static final Gen<Blocking> SMALL_BLOCKING = in -> new Blocking(
+            Generate.range(1, 40).generate(in),
+            MR * Generate.range(1, 6).generate(in),
+            NR * Generate.range(1, 3).generate(in),
+            NR * Generate.range(1, 3).generate(in));
+
+    private static float[] run(GemmCase t, boolean packed, Blocking blocking) {
+        float[] c = t.c();
+        if (packed) {
+            Gemm.multiply(t.a(), Gemm.pack(t.b(), blocking), c, t.cOffset(), t.ldc(), t.accumulate(), blocking);
+        } else {
+            Gemm.multiply(t.a(), t.b(), c, t.cOffset(), t.ldc(), t.accumulate(), blocking);
+        }
+        return c;
+    }
+
+    private static void check(GemmCase t, boolean packed, Blocking blocking) {
+        t.assertMatchesReference(t.c(), run(t, packed, blocking));
+    }
+
+    private static void checkPublicApi(GemmCase t, boolean packed) {
+        float[] c = t.c();
+        if (packed) {
+            Gemm.multiply(t.a(), Gemm.pack(t.b()), c, t.cOffset(), t.ldc(), t.accumulate());
+        } else {
+            Gemm.multiply(t.a(), t.b(), c, t.cOffset(), t.ldc(), t.accumulate());
+        }
+        t.assertMatchesReference(t.c(), c);
+    }
+
+    @Test
+    void matchesReferenceOnRandomShapes() {
+        qt().withExamples(150).forAll(cases(DIM), BOOL).checkAssert(GemmTest::checkPublicApi);
+    }
+
+    @Test
+    void matchesReferenceWithSmallBlocksCrossingEveryBoundary() {
+        qt().withExamples(300).forAll(cases(Generate.range(0, 90)), BOOL, SMALL_BLOCKING)
+                .checkAssert(GemmTest::check);
+    }
+
+    @Test
+    void matchesReferenceOnAllCombinationsOfTheSpecialSizes() {
+        int[] sizes = {1, 13, 17, 207};
+        long seed = 1;
+        for (int m : sizes) {
+            for (int n : sizes) {
+                for (int k : sizes) {
+                    seed++;
+                    boolean transA = (seed & 1) != 0;
+                    boolean transB = (seed & 2) != 0;
+                    GemmCase t = new GemmCase(m, n, k, transA, transB, (int) (seed % 3), (seed & 4) != 0, seed);
+                    checkPublicApi(t, (seed & 8) != 0);
+                }
+            }
+        }
+    }
+
+    @Test
+    void matchesReferenceInAllFourTransposeCombinations() {
+        for (int mask = 0; mask < 16; mask++) {
+            GemmCase t = new GemmCase(37, 45, 29, (mask & 1) != 0, (mask & 2) != 0, 2, (mask & 4) != 0, mask);
+            checkPublicApi(t, (mask & 8) != 0);
+        }
+    }
+
+    /** Shapes one below, at and one past the default KC, MC and NC, packed and not. */
+    @Test
+    void matchesReferenceAcrossDefaultBlockBoundaries() {
+        int kc = DEFAULT.kc();
+        int mc = DEFAULT.mc();
+        int nc = DEFAULT.nc();
+        int[][] shapes = {
+                {5, 7, kc - 1}, {5, 7, kc}, {5, 7, kc + 1}, {3, 40, 2 * kc + 1},
+                {mc - 1, 33, 9}, {mc, 33, 9}, {mc + 1, 33, 9}, {2 * mc + 5, 20, kc + 3},
+                {4, nc - 1, 3}, {4, nc, 3}, {4, nc + 1, 3}, {mc + 1, nc + 1, kc + 1}};
+        long seed = 100;
+        for (int[] s : shapes) {
+            for (int variant = 0; variant < 2; variant++) {
+                seed++;
+                boolean odd = variant == 1;
+                GemmCase t = new GemmCase(s[0], s[1], s[2], odd, !odd, variant, odd, seed);
+                checkPublicApi(t, odd);
+            }
+        }
+    }
+
+    /**
+     * The reduction order of an element depends on KC only: the MC, NC and column group blocking,
+     * and packing B beforehand, give bit-identical results. A parallel split of the row blocks relies on this.
+     */
+    @Test
+    void resultBitsDoNotDependOnRowOrColumnBlockingNorOnPrepacking() {
+        qt().withExamples(100).forAll(cases(Generate.range(0, 120)), SMALL_BLOCKING, SMALL_BLOCKING)
+                .checkAssert((t, b1, b2) -> {
+                    Blocking other = new Blocking(b1.kc(), b2.mc(), b2.nc(), b2.nb());
+                    float[] expected = run(t, false, b1);
+                    assertArrayEquals(expected, run(t, true, other), t + " " + b1 + " vs packed " + other);
+                    assertArrayEquals(expected, run(t, false, other), t + " " + b1 + " vs " + other);
+                });
+    }
+
+    @Test
+    void rowBlockRangesComputedSeparatelyGiveTheSameBits() {
+        GemmCase t = new GemmCase(50, 70, 30, false, true, 1, false, 7);
+        Blocking blocking = new Blocking(30, 2 * MR, 3 * NR, NR);
+        float[] whole = run(t, false, blocking);
+
+        MatrixView a = t.a();
+        float[] packedB = new float[30 * Kernels.roundUp(70, NR)];
+        Packing.packB(t.b(), 0, 30, 0, 70, packedB, 0);
+        float[] aBuf = new float[2 * MR * 30];
+        float[] split = t.c();
+        Gemm.BlockOfB block = new Gemm.BlockOfB(packedB, 0, 0, 30, 0, 70, false);
+        int blocks = (50 + 2 * MR - 1) / (2 * MR);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 2, blocks, 0, 70, aBuf);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, NR, 70, aBuf);
+        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, 0, NR, aBuf);
+        assertArrayEquals(whole, split);
+    }
+
+    @Test
+    void fewRowsSplitByColumnsGiveTheSameBitsOnAnyThreadCount() {
+        for (int m : new int[]{1, 3, MR + 1}) {
+            GemmCase t = new GemmCase(m, 3000, 1500, false, true, 1, false, 11);   // m * n * k >= 2^22: split
+            PackedMatrix packed = Gemm.pack(t.b());
+            float[] one = t.c();
+            Gemm.multiply(t.a(), packed, one, t.cOffset(), t.ldc(), false, 1);
+            assertArrayEquals(run(t, false, DEFAULT), one, 0f, "m = " + m + " against the unpacked product");
+            for (int threads : new int[]{2, 8}) {
+                float[] c = t.c();
+                Gemm.multiply(t.a(), packed, c, t.cOffset(), t.ldc(), false, threads);
+                assertArrayEquals(one, c, 0f, "m = " + m + ", " + threads + " threads");
+            }
+        }
+    }
+
+    @Test
+    void zeroReductionLengthClearsOrKeepsC() {
+        GemmCase clear = new GemmCase(3, 4, 0, false, false, 2, false, 1);
+        float[] c = run(clear, false, DEFAULT);
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 4; j++) {
+                assertEquals(0f, c[clear.cOffset() + i * clear.ldc() + j]);
+            }
+        }
+        clear.assertWindowOnlyWritten(c);
+
+        GemmCase keep = new GemmCase(3, 4, 0, true, true, 2, true, 1);
+        assertArrayEquals(keep.c(), run(keep, true, DEFAULT));
+    }
+
+    @Test
+    void emptyOutputsTouchNothing() {
+        for (int[] s : new int[][] {{0, 5, 7}, {5, 0, 7}, {0, 0, 0}}) {
+            GemmCase t = new GemmCase(s[0], s[1], s[2], false, true, 3, false, 1);
+            assertArrayEquals(t.c(), run(t, false, DEFAULT));
+            assertArrayEquals(t.c(), run(t, true, DEFAULT));
+        }
+    }
+
+    /** nn.Linear: y = x W^T with W stored (out, in) row-major and packed once. */
+    @Test
+    void linearLayerWeightIsPackedOnceAndReused() {
+        int in = 70;
+        int out = 45;
+        float[] w = new float[out * in];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = (i * 37 % 101 - 50) / 50f;
+        }
+        PackedMatrix wt = Gemm.pack(MatrixView.rowMajor(w, 0, out, in, in).transpose());
+        assertEquals(in, wt.rows());
+        assertEquals(out, wt.cols());
+        for (int rows : new int[] {1, 9, 31}) {
+            float[] x = new float[rows * in];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = (i * 53 % 97 - 48) / 48f;
+            }
+            float[] y = new float[rows * out];
+            Gemm.multiply(MatrixView.rowMajor(x, rows, in), wt, y, 0, out, false);
+            for (int r = 0; r < rows; r++) {
+                for (int o = 0; o < out; o++) {
+                    double sum = 0;
+                    double abs = 0;
+                    for (int i = 0; i < in; i++) {
+                        sum += (double) x[r * in + i] * w[o * in + i];
+                        abs += Math.abs((double) x[r * in + i] * w[o * in + i]);
+                    }
+                    assertEquals(sum, y[r * out + o], (in + 1) * 0x1p-23 * abs, "y(" + r + ", " + o + ")");
+                }
+            }
+        }
+    }
+
+    @Test
+    void concurrentCallsSharingOnePackedMatrixAgree() throws Exception {
+        GemmCase t = new GemmCase(300, 200, 280, false, true, 1, false, 42);
+        PackedMatrix b = Gemm.pack(t.b());
+        float[] expected = t.c();
+        Gemm.multiply(t.a(), b, expected, t.cOffset(), t.ldc(), false);
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<float[]>> results = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                boolean shared = i % 2 == 0;
+                results.add(pool.submit(() -> {
+                    float[] c = t.c();
+                    if (shared) {
+                        Gemm.multiply(t.a(), b, c, t.cOffset(), t.ldc(), false);
+                    } else {
+                        Gemm.multiply(t.a(), t.b(), c, t.cOffset(), t.ldc(), false);
+                    }
+                    return c;
+                }));
+            }
+            for (Future<float[]> f : results) {
+                assertArrayEquals(expected, f.get());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // ---- argument validation: one test per kind of bad input ----
+
+    private static final float[] DATA = new float[12];
+    private static final MatrixView A_2X3 = MatrixView.rowMajor(DATA, 2, 3);
+    private static final MatrixView B_3X4 = MatrixView.rowMajor(DATA, 3, 4);
+
+    private static void assertMessageMentions(Throwable e, String... parts) {
+        for (String part : parts) {
+            assertTrue(e.getMessage() != null && e.getMessage().contains(part),
+                    "message '" + e.getMessage() + "' should mention '" + part + "'");
+        }
+    }
+
+    @Test
+    void nullOperandsAreNamed() {
+        float[] c = new float[8];
+        assertMessageMentions(assertThrows(NullPointerException.class,
+                () -> Gemm.multiply(null, B_3X4, c, 0, 4, false)), "a");
+        assertMessageMentions(assertThrows(NullPointerException.class,
+                () -> Gemm.multiply(A_2X3, (MatrixView) null, c, 0, 4, false)), "b");
+        assertMessageMentions(assertThrows(NullPointerException.class,
+                () -> Gemm.multiply(A_2X3, (PackedMatrix) null, c, 0, 4, false)), "b");
+        assertMessageMentions(assertThrows(NullPointerException.class,
+                () -> Gemm.multiply(A_2X3, B_3X4, null, 0, 4, false)), "c");
+        assertMessageMentions(assertThrows(NullPointerException.class, () -> Gemm.pack(null)), "b");
+    }
+
+    @Test
+    void innerDimensionMismatchNamesBothSides() {
+        MatrixView b4x4 = MatrixView.rowMajor(new float[16], 4, 4);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Gemm.multiply(A_2X3, b4x4, new float[8], 0, 4, false));
+        assertMessageMentions(e, "a.cols()", "b.rows()", "4", "3");
+        IllegalArgumentException packed = assertThrows(IllegalArgumentException.class,
+                () -> Gemm.multiply(A_2X3, Gemm.pack(b4x4), new float[8], 0, 4, false));
+        assertMessageMentions(packed, "a.cols()", "b.rows()");
+    }
+
+    @Test
+    void leadingDimensionOfCBelowNIsRejected() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Gemm.multiply(A_2X3, B_3X4, new float[100], 0, 3, false));
+        assertMessageMentions(e, "ldc", "4", "3");
+    }
+
+    @Test
+    void negativeOutputOffsetIsRejected() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Gemm.multiply(A_2X3, B_3X4, new float[100], -1, 4, false));
+        assertMessageMentions(e, "cOffset", "-1");
+    }
+
+    @Test
+    void outputArrayTooShortIsRejectedWithNeededLength() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Gemm.multiply(A_2X3, B_3X4, new float[12], 5, 6, false));
+        assertMessageMentions(e, "c.length", "15", "12");
+    }
+
+    @Test
+    void outputRangeOverflowingIntIsRejectedNotWrapped() {
+        MatrixView tall = MatrixView.of(new float[1], 0, Integer.MAX_VALUE, 1, 0, 0);
+        MatrixView one = MatrixView.rowMajor(new float[1], 1, 1);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Gemm.multiply(tall, one, new float[16], 0, Integer.MAX_VALUE, false));
+        assertMessageMentions(e, "c.length");
+    }
+
+    @Test
+    void packingMoreThanAnArrayCanHoldIsRejected() {
+        MatrixView huge = MatrixView.of(new float[1], 0, 70_000, 70_000, 0, 0);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Gemm.pack(huge));
+        assertMessageMentions(e, "b", String.valueOf(70_000L * Kernels.roundUp(70_000, NR)));
+    }
+
+    /** Whatever the offsets, leading dimensions and lengths, the only failure is a clean IAE. */
+    @Test
+    void arbitraryOutputGeometryNeverIndexesOutOfBounds() {
+        Gen<Integer> small = Generate.range(-3, 30);
+        qt().withExamples(2000).forAll(small, small, small, Generate.range(0, 3))
+                .checkAssert((cOffset, ldc, cLength, shape) -> {
+                    float[] c = new float[Math.max(0, cLength)];
+                    MatrixView a = shape == 0 ? A_2X3 : MatrixView.rowMajor(DATA, shape, 3);
+                    try {
+                        Gemm.multiply(a, B_3X4, c, cOffset, ldc, false);
+                        Gemm.multiply(a, Gemm.pack(B_3X4), c, cOffset, ldc, true);
+                    } catch (IllegalArgumentException expected) {
+                        assertTrue(expected.getMessage().matches(".*(ldc|cOffset|c\\.length).*"),
+                                expected.getMessage());
+                    }
+                });
+    }
+
+    @Test
+    void packedTransposedOperandKeepsShapeAndValues() {
+        float[] data = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+        PackedMatrix p = Gemm.pack(MatrixView.rowMajor(data, 3, 4).transpose());
+        assertEquals(4, p.rows());
+        assertEquals(3, p.cols());
+        float[] c = new float[2 * 3];
+        float[] selectRows0And1 = {1, 0, 0, 0, 0, 1, 0, 0};
+        Gemm.multiply(MatrixView.rowMajor(selectRows0And1, 2, 4), p, c, 0, 3, false);
+        assertArrayEquals(new float[] {0, 4, 8, 1, 5, 9}, c);
+    }
+}

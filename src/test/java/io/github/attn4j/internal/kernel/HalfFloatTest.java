@@ -1,0 +1,173 @@
+package io.github.attn4j.internal.kernel;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The 16-bit formats of narrow caches: decoding exhaustively over all 65536 bit patterns on the
+ * active kernel path and the scalar form, encoding on random and edge floats against
+ * {@link Float#floatToFloat16} and the bit definition of bfloat16 (round to nearest, ties to
+ * even, written here independently on doubles).
+ */
+class HalfFloatTest {
+    private static final DecodeOps SCALAR = new ScalarDecodeOps();
+
+    private static short[] allPatterns() {
+        short[] all = new short[65536];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = (short) i;
+        }
+        return all;
+    }
+
+    @Test
+    void f16DecodesEveryPatternAsFloatFloat16ToFloat() {
+        short[] all = allPatterns();
+        float[] active = new float[all.length + 3];
+        float[] scalar = new float[all.length + 3];
+        SCALAR.f16(all, 0, scalar, 3, all.length);
+        // Repeated so that the loop also runs compiled by C2, where the Vector API is intrinsified.
+        for (int round = 0; round < 200; round++) {
+            Kernels.DECODE.f16(all, 0, active, 3, all.length);
+            assertSameBits(scalar, active, round);
+        }
+        for (int i = 0; i < all.length; i++) {
+            float expected = Float.float16ToFloat(all[i]);
+            int bits = Float.floatToRawIntBits(active[i + 3]);
+            String what = "F16 0x" + Integer.toHexString(i);
+            assertEquals(Float.floatToRawIntBits(HalfFloat.fromF16(all[i])), bits, what + ": lane vs one-value form");
+            assertEquals(bits, Float.floatToRawIntBits(scalar[i + 3]), what + ": active path vs scalar loop");
+            if (Float.isNaN(expected)) {
+                // A NaN keeps its sign and significand bits: sign | all-ones exponent | significand << 13.
+                assertEquals((i & 0x8000) << 16 | 0x7f800000 | (i & 0x3ff) << 13, bits, what);
+            } else {
+                assertEquals(Float.floatToRawIntBits(expected), bits, what);
+            }
+        }
+    }
+
+    @Test
+    void bf16DecodesEveryPatternAsTheUpperHalfOfAFloat() {
+        short[] all = allPatterns();
+        float[] active = new float[all.length];
+        float[] scalar = new float[all.length];
+        SCALAR.bf16(all, 0, scalar, 0, all.length);
+        for (int round = 0; round < 200; round++) {
+            Kernels.DECODE.bf16(all, 0, active, 0, all.length);
+            assertSameBits(scalar, active, round);
+        }
+        for (int i = 0; i < all.length; i++) {
+            assertEquals(i << 16, Float.floatToRawIntBits(active[i]), "BF16 0x" + Integer.toHexString(i));
+            assertEquals(i << 16, Float.floatToRawIntBits(scalar[i]), "BF16 0x" + Integer.toHexString(i) + " scalar");
+        }
+    }
+
+    private static void assertSameBits(float[] expected, float[] actual, int round) {
+        for (int i = 0; i < expected.length; i++) {
+            if (Float.floatToRawIntBits(expected[i]) != Float.floatToRawIntBits(actual[i])) {
+                fail("round " + round + ", element " + i + ": scalar 0x" + Integer.toHexString(Float.floatToRawIntBits(expected[i]))
+                        + ", active path 0x" + Integer.toHexString(Float.floatToRawIntBits(actual[i])));
+            }
+        }
+    }
+
+    /** Random floats of every magnitude (uniform bit patterns), Gaussians, and the edge cases of both formats. */
+    private static List<Float> inputs() {
+        List<Float> x = new ArrayList<>();
+        float[] edges = {0f, -0f, Float.MIN_VALUE, -Float.MIN_VALUE, Float.MIN_NORMAL, Float.MAX_VALUE, -Float.MAX_VALUE,
+            Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN, Float.intBitsToFloat(0xffc00001), Float.intBitsToFloat(0x7f800001),
+            1f, -1f, 0x1p-24f, 0x1p-25f, Math.nextUp(0x1p-25f), 3 * 0x1p-25f, 5 * 0x1p-25f, 0x1p-14f, Math.nextDown(0x1p-14f),
+            1 + 0x1p-11f, 1 + 3 * 0x1p-11f, Math.nextUp(1 + 0x1p-11f), 2049f, 2051f, 65504f, 65519.996f, -65519.996f, 65520f,
+            -65520f, 65536f, 1e6f, 1 + 0x1p-8f, 1 + 3 * 0x1p-8f, Math.nextDown(1 + 0x1p-8f), 257f, 259f, 0x1p-133f, 0x1p-134f,
+            Float.intBitsToFloat(0x7f7f7fff), Float.intBitsToFloat(0x7f7f8000), Float.intBitsToFloat(0xff7f8000),
+            Float.intBitsToFloat(0x00008000), Float.intBitsToFloat(0x00018000), Float.intBitsToFloat(0x007f8000)};
+        for (float e : edges) {
+            x.add(e);
+        }
+        SplittableRandom random = new SplittableRandom(16);
+        for (int i = 0; i < 200_000; i++) {
+            x.add(Float.intBitsToFloat(random.nextInt()));
+            x.add((float) (random.nextGaussian() * Math.pow(2, random.nextInt(-30, 20))));
+        }
+        return x;
+    }
+
+    @Test
+    void f16EncodesAsFloatToFloat16RoundingToTheNearestEven() {
+        for (float x : inputs()) {
+            String what = "x = " + x + " (0x" + Integer.toHexString(Float.floatToRawIntBits(x)) + ")";
+            short expected = Float.floatToFloat16(x);
+            assertEquals(Float.isFinite(x) && Float.isInfinite(Float.float16ToFloat(expected)), HalfFloat.overflowsF16(x), what);
+            if (HalfFloat.overflowsF16(x)) {
+                continue;
+            }
+            short h = HalfFloat.toF16(x);
+            if (Float.isNaN(x)) {
+                assertEquals((Float.floatToRawIntBits(x) >>> 16 & 0x8000) | 0x7e00, h & 0xffff, what);
+                continue;
+            }
+            assertEquals(expected, h, what);
+            if (Float.isFinite(x)) {
+                assertNearestEven(x, h, 0x7c00, Float::float16ToFloat, what);
+            }
+        }
+    }
+
+    @Test
+    void bf16EncodesByRoundingToTheNearestEven() {
+        for (float x : inputs()) {
+            String what = "x = " + x + " (0x" + Integer.toHexString(Float.floatToRawIntBits(x)) + ")";
+            short h = HalfFloat.toBf16(x);
+            int bits = Float.floatToRawIntBits(x);
+            if (Float.isNaN(x)) {
+                assertTrue(Float.isNaN(HalfFloat.fromBf16(h)), what);
+                assertEquals(bits >>> 31, (h & 0xffff) >>> 15, what + ": sign");
+                continue;
+            }
+            assertEquals(Float.isFinite(x) && Float.isInfinite(HalfFloat.fromBf16(h)), HalfFloat.overflowsBf16(x), what);
+            if (!Float.isFinite(x)) {
+                assertEquals(bits >>> 16, h & 0xffff, what);
+            } else if (!HalfFloat.overflowsBf16(x)) {
+                assertNearestEven(x, h, 0x7f80, HalfFloatTest::bf16Value, what);
+            }
+        }
+    }
+
+    private static float bf16Value(short h) {
+        return Float.intBitsToFloat((h & 0xffff) << 16);
+    }
+
+    /**
+     * {@code h} is the finite 16-bit value nearest x, the one with an even last bit on a tie: no
+     * neighbour of the same sign ({@code h ± 1} in magnitude) is nearer, computed in double.
+     */
+    private static void assertNearestEven(float x, short h, int infinity, java.util.function.Function<Short, Float> value, String what) {
+        int magnitude = h & 0x7fff;
+        if (magnitude >= infinity) {
+            fail(what + ": finite input rounded to 0x" + Integer.toHexString(h & 0xffff));
+        }
+        double err = Math.abs((double) x - value.apply(h));
+        int sign = h & 0x8000;
+        for (int neighbour : new int[]{magnitude - 1, magnitude + 1}) {
+            if (neighbour < 0 || neighbour >= infinity) {
+                continue;
+            }
+            double other = Math.abs((double) x - value.apply((short) (sign | neighbour)));
+            if (other < err || other == err && (magnitude & 1) != 0) {
+                fail(what + ": rounded to 0x" + Integer.toHexString(h & 0xffff) + " = " + value.apply(h) + ", but 0x"
+                        + Integer.toHexString(sign | neighbour) + " = " + value.apply((short) (sign | neighbour)) + " is nearer or even");
+            }
+        }
+        if (x != 0 && magnitude == 0) {
+            // Rounded to zero: the sign is the input's.
+            assertEquals(Float.floatToRawIntBits(x) >>> 31, sign >>> 15, what + ": sign of zero");
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package io.github.attn4j.internal.kernel;
+
+import io.github.attn4j.internal.kernel.KernelSelection.Choice;
+import io.github.attn4j.internal.kernel.KernelSelection.Environment;
+import org.junit.jupiter.api.Test;
+
+import java.util.Optional;
+
+import static java.lang.System.Logger.Level.INFO;
+import static java.lang.System.Logger.Level.WARNING;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Every branch of {@link KernelSelection#decide}, and the path this JVM actually took. */
+class KernelSelectionTest {
+    private static final Optional<String> C2_ON = Optional.empty();
+
+    @Test
+    void autoTakesThePreferredWidth() {
+        assertChoice(512, INFO, "preferred species", new Environment(null, true, C2_ON, 512));
+        assertChoice(256, INFO, "preferred species", new Environment("auto", true, C2_ON, 256));
+        assertChoice(128, INFO, "preferred species", new Environment(" AUTO ", true, C2_ON, 128));
+    }
+
+    @Test
+    void autoFallsBackToScalarAndWarns() {
+        assertChoice(0, WARNING, "jdk.incubator.vector is not readable", new Environment(null, false, C2_ON, 0));
+        assertChoice(0, WARNING, "C2 is off", new Environment(null, true, Optional.of("C2 is off"), 512));
+        assertChoice(0, WARNING, "64 bits, under 128", new Environment(null, true, C2_ON, 64));
+    }
+
+    @Test
+    void thePropertyForcesAPath() {
+        assertChoice(0, INFO, "attn4j.kernels=scalar", new Environment("scalar", true, C2_ON, 512));
+        assertChoice(128, INFO, "attn4j.kernels=128", new Environment("128", true, C2_ON, 512));
+        assertChoice(256, INFO, "attn4j.kernels=256", new Environment("256", true, Optional.of("C2 is off"), 512));
+        assertChoice(512, WARNING, "wider than the hardware's preferred 256 bits", new Environment("512", true, C2_ON, 256));
+        assertChoice(0, WARNING, "asks for vectors, but jdk.incubator.vector is not readable",
+                new Environment("256", false, C2_ON, 0));
+    }
+
+    @Test
+    void anUnknownValueIsIgnoredWithAWarning() {
+        assertChoice(512, WARNING, "ignored attn4j.kernels=1024", new Environment("1024", true, C2_ON, 512));
+        assertChoice(0, WARNING, "ignored attn4j.kernels=fast", new Environment("fast", false, C2_ON, 0));
+    }
+
+    /** Each surefire execution forces one path; this checks the JVM took it. */
+    @Test
+    void thisJvmTookTheForcedPath() {
+        String forced = System.getProperty(KernelSelection.PROPERTY, "auto");
+        String described = Kernels.describe();
+        switch (forced) {
+            case "scalar" -> assertTrue(described.startsWith("scalar; "), described);
+            case "128", "256", "512" -> assertEquals(Integer.parseInt(forced), Kernels.vectorBits(), described);
+            default -> assertTrue(Kernels.vectorBits() == 0 || Kernels.vectorBits() >= 128, described);
+        }
+        assertEquals(Kernels.vectorBits() == 0 ? ScalarMicroKernel.class : VectorMicroKernel.class, Kernels.MICRO.getClass());
+        assertEquals(Kernels.vectorBits() == 0 ? ScalarRowOps.class : VectorRowOps.class, Kernels.ROWS.getClass());
+    }
+
+    private static void assertChoice(int bits, System.Logger.Level level, String reasonPart, Environment env) {
+        Choice c = KernelSelection.decide(env);
+        assertEquals(bits, c.bits(), c.toString());
+        assertEquals(level, c.level(), c.toString());
+        assertTrue(c.reason().contains(reasonPart), c.reason());
+    }
+}

@@ -1,0 +1,346 @@
+package io.github.attn4j.internal.kernel;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The two implementations of {@link RowOps} side by side in one JVM, on the same random rows (in
+ * the manner of Lucene's tests that run every implementation of an interface against the others):
+ * {@link ScalarRowOps} against {@link VectorRowOps} at this JVM's vector width. The surefire
+ * executions {@code kernels-128}, {@code kernels-256} and {@code kernels-512} force each width
+ * (a width above the hardware's runs correctly, only slowly), so every width is compared; the
+ * {@code kernels-scalar} execution has no vector path and skips this test.
+ *
+ * <p>What must agree, and how exactly:
+ * <ul>
+ *   <li>Every element a method writes is bit-identical (NaN compared as NaN, whatever its payload):
+ *       {@link ExpFloat#exp}, {@link ExpFloat#exp2} and {@link ExpFloat#tanh} (the soft-cap) are
+ *       one lane of the vector forms, and scaling, {@code fma} bias, the ALiBi distance bias and
+ *       masking are single IEEE operations per element. Elements
+ *       outside {@code [off, off + n)} are never written.</li>
+ *   <li>{@link RowOps#max}, {@link RowOps#scaleMax}, {@link RowOps#anyAbove} and
+ *       {@link RowOps#anyNonFinite} return identical results: the maximum of the same values is
+ *       exact in any order ({@code Math.max} is commutative and associative, NaN and signed zeros
+ *       included).</li>
+ *   <li>Sums ({@link RowOps#expShiftSum}, and the partial sums of
+ *       {@link RowOps#exp2ShiftAccumulate} added up in index order as the caller does) add the same
+ *       non-negative values in different orders. A float sum of {@code N} non-negative terms in any
+ *       order lies within {@code γ(N)·s} of the exact sum {@code s}, {@code γ(N) = N·u / (1 − N·u)},
+ *       {@code u = 2⁻²⁴} (Higham, Accuracy and Stability of Numerical Algorithms, 4.2; every term
+ *       goes through at most N − 1 roundings). So each path lies within {@code γ(N)·s} of
+ *       {@code s}, and the two within {@code 2·γ(N)·s} of each other; {@code s} is computed here in
+ *       double (relative error at most {@code N·2⁻⁵³}, added to the bound). Non-finite sums (a NaN
+ *       or infinite term) must be identical. Sums near {@code Float.MAX_VALUE} may overflow in one
+ *       order and not in the other and are not compared.</li>
+ * </ul>
+ * Rows mix ordinary values with NaN, infinities, signed zeros and the clamping limits of the
+ * exponentials; lengths cover every size up to three vectors plus a tail, random lengths and a few
+ * long rows, at odd offsets inside padded arrays.
+ */
+class RowOpsAgreementTest {
+    private static final double U = 0x1p-24;
+    private static final float[] SPECIALS = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 0f, -0f,
+            Float.MIN_VALUE, -Float.MIN_VALUE, Float.MAX_VALUE, -Float.MAX_VALUE, 1e30f, -1e30f,
+            ExpFloat.MIN_ARG, Math.nextDown(ExpFloat.MIN_ARG), Math.nextUp(ExpFloat.MIN_ARG), -100f,
+            ExpFloat.MAX_ARG, Math.nextUp(ExpFloat.MAX_ARG), 89f,
+            ExpFloat.EXP2_LO, -126.5f, -126f, 127f, 127.5f, ExpFloat.EXP2_HI, 200f, -200f};
+
+    private final RowOps scalar = new ScalarRowOps();
+
+    private static RowOps vector() {
+        assumeTrue(Kernels.vectorBits() > 0, "no vector path in this JVM (" + Kernels.describe() + ")");
+        return VectorKernels.rowOps();
+    }
+
+    /** A random test case: a row of {@code n} values at offset {@code off} inside padding. */
+    private record Row(float[] data, int off, int n) {
+        float[] copy() {
+            return data.clone();
+        }
+    }
+
+    /** Lengths: every size up to 3 vectors + 3, then random ones, then long rows. */
+    private static int[] lengths(SplittableRandom random) {
+        int lanes = Math.max(1, Kernels.vectorBits() / 32);
+        int small = 3 * lanes + 4;
+        int[] sizes = new int[small + 60 + 6];
+        for (int i = 0; i < small; i++) {
+            sizes[i] = i;
+        }
+        for (int i = 0; i < 60; i++) {
+            sizes[small + i] = random.nextInt(701);
+        }
+        int[] longRows = {1023, 1024, 1025, 4095, 4096, 4098};
+        System.arraycopy(longRows, 0, sizes, small + 60, longRows.length);
+        return sizes;
+    }
+
+    /**
+     * {@code n} values uniform in {@code [-range, range]}, each replaced with probability
+     * {@code specialRate} by one of {@link #SPECIALS}, inside padding of 0..20 random values on
+     * each side (specials included, so a stray write of any kind is seen).
+     */
+    private static Row row(SplittableRandom random, int n, double range, double specialRate) {
+        int before = random.nextInt(21), after = random.nextInt(21);
+        float[] data = new float[before + n + after];
+        for (int i = 0; i < data.length; i++) {
+            boolean inside = i >= before && i < before + n;
+            data[i] = random.nextDouble() < (inside ? specialRate : 0.2) ? SPECIALS[random.nextInt(SPECIALS.length)]
+                    : (float) random.nextDouble(-range, range);
+        }
+        return new Row(data, before, n);
+    }
+
+    private static double specialRate(SplittableRandom random) {
+        return switch (random.nextInt(4)) {
+            case 0 -> 0.05;
+            case 1 -> 0.002;
+            default -> 0;
+        };
+    }
+
+    private static float someShift(SplittableRandom random) {
+        return random.nextInt(10) == 0 ? SPECIALS[random.nextInt(SPECIALS.length)] : (float) random.nextDouble(-5, 5);
+    }
+
+    @Test
+    void expShiftSumAgrees() {
+        RowOps vector = vector();
+        SplittableRandom random = new SplittableRandom(0x5EEDL);
+        for (int n : lengths(random)) {
+            for (int rep = 0; rep < 3; rep++) {
+                // rep 2: values of one order of magnitude, so that a lost or doubled term is larger than the bound
+                Row r = row(random, n, rep == 2 ? 1 : 40, rep == 2 ? 0 : specialRate(random));
+                float shift = rep == 1 ? someShift(random) : 0f;
+                float[] xs = r.copy(), xv = r.copy();
+                float ss = scalar.expShiftSum(xs, r.off(), n, shift);
+                float sv = vector.expShiftSum(xv, r.off(), n, shift);
+                String what = "expShiftSum n=" + n + " off=" + r.off() + " shift=" + shift;
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+                assertSumsAgree(xs, r.off(), n, ss, sv, what);
+            }
+        }
+    }
+
+    @Test
+    void exp2ShiftAccumulateAgreesOverSeveralTiles() {
+        RowOps vector = vector();
+        int lanes = vector.sumLanes();
+        assertEquals(1, scalar.sumLanes());
+        assertEquals(Kernels.vectorBits() / 32, lanes);
+        SplittableRandom random = new SplittableRandom(0x5EED2L);
+        for (int n : lengths(random)) {
+            int at = random.nextInt(5);
+            float[] sumsS = new float[at + lanes + 3], sumsV = new float[at + lanes + 3];
+            Arrays.fill(sumsS, Float.NaN);
+            Arrays.fill(sumsV, Float.NaN);
+            Arrays.fill(sumsS, at, at + 1, 0f);
+            Arrays.fill(sumsV, at, at + lanes, 0f);
+            // every other row: values of one order of magnitude, so that a lost or doubled term is larger than the bound
+            boolean narrow = random.nextBoolean();
+            float shift = narrow || random.nextInt(3) == 0 ? 0f : someShift(random);
+            int tiles = 1 + random.nextInt(4);
+            int terms = 0;
+            float[] all = new float[0];
+            for (int t = 0; t < tiles; t++) {
+                int len = t == 0 ? n : random.nextInt(n + 1);
+                Row r = narrow ? row(random, len, 1, 0) : row(random, len, 60, specialRate(random));
+                float[] xs = r.copy(), xv = r.copy();
+                scalar.exp2ShiftAccumulate(xs, r.off(), len, shift, sumsS, at);
+                vector.exp2ShiftAccumulate(xv, r.off(), len, shift, sumsV, at);
+                String what = "exp2ShiftAccumulate n=" + len + " off=" + r.off() + " shift=" + shift + " tile " + t;
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+                all = concat(all, Arrays.copyOfRange(xs, r.off(), r.off() + len));
+                terms += len;
+            }
+            String what = "exp2ShiftAccumulate, " + tiles + " tiles, " + terms + " terms, at=" + at;
+            for (int i = 0; i < sumsS.length; i++) {
+                if (i != at) {
+                    assertTrue(Float.isNaN(sumsS[i]), what + ": scalar wrote partial sum " + i);
+                }
+                if (i < at || i >= at + lanes) {
+                    assertTrue(Float.isNaN(sumsV[i]), what + ": vector wrote partial sum " + i);
+                }
+            }
+            float totalV = 0f;
+            for (int lane = 0; lane < lanes; lane++) {
+                totalV += sumsV[at + lane];
+            }
+            assertSumsAgree(all, 0, all.length, sumsS[at], totalV, what);
+        }
+    }
+
+    @Test
+    void maximaAgree() {
+        RowOps vector = vector();
+        SplittableRandom random = new SplittableRandom(0x5EED3L);
+        for (int n : lengths(random)) {
+            for (int rep = 0; rep < 3; rep++) {
+                Row r = row(random, n, 1000, specialRate(random));
+                String what = "max n=" + n + " off=" + r.off();
+                float[] xs = r.copy(), xv = r.copy();
+                assertSameBits(scalar.max(xs, r.off(), n), vector.max(xv, r.off(), n), what);
+                assertSameBits(r.data(), xs, what + " (scalar left the row alone)");
+                assertSameBits(r.data(), xv, what + " (vector left the row alone)");
+
+                float scale = rep == 2 ? SPECIALS[random.nextInt(SPECIALS.length)] : (float) random.nextDouble(-2, 2);
+                what = "scaleMax n=" + n + " off=" + r.off() + " scale=" + scale;
+                float ms = scalar.scaleMax(xs, r.off(), n, scale);
+                float mv = vector.scaleMax(xv, r.off(), n, scale);
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+                assertSameBits(ms, mv, what);
+            }
+        }
+    }
+
+    @Test
+    void predicatesAgree() {
+        RowOps vector = vector();
+        SplittableRandom random = new SplittableRandom(0x5EED4L);
+        for (int n : lengths(random)) {
+            for (int rep = 0; rep < 4; rep++) {
+                Row r = row(random, n, 100, rep < 2 ? 0 : specialRate(random));
+                if (rep == 1 && n > 0) {
+                    // one non-finite value at a random place, in the vector body or in the tail
+                    float[] bad = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY};
+                    r.data()[r.off() + random.nextInt(n)] = bad[random.nextInt(3)];
+                }
+                float bound = rep == 3 ? SPECIALS[random.nextInt(SPECIALS.length)] : (float) random.nextDouble(50, 110);
+                String what = "n=" + n + " off=" + r.off() + " bound=" + bound;
+                assertEquals(scalar.anyAbove(r.data(), r.off(), n, bound), vector.anyAbove(r.data(), r.off(), n, bound),
+                        "anyAbove " + what);
+                assertEquals(scalar.anyNonFinite(r.data(), r.off(), n), vector.anyNonFinite(r.data(), r.off(), n),
+                        "anyNonFinite " + what);
+            }
+        }
+    }
+
+    @Test
+    void elementwiseOpsAgree() {
+        RowOps vector = vector();
+        SplittableRandom random = new SplittableRandom(0x5EED5L);
+        float[] keepValues = {0f, -0f, 1f, 0.5f, -3f, Float.NaN, Float.NEGATIVE_INFINITY, Float.MIN_VALUE};
+        for (int n : lengths(random)) {
+            for (int rep = 0; rep < 3; rep++) {
+                Row r = row(random, n, 30, specialRate(random));
+                float factor = switch (rep) {
+                    case 0 -> 1f;
+                    case 1 -> (float) random.nextDouble(-8, 8);
+                    default -> SPECIALS[random.nextInt(SPECIALS.length)];
+                };
+
+                float[] xs = r.copy(), xv = r.copy();
+                scalar.scale(xs, r.off(), n, factor);
+                vector.scale(xv, r.off(), n, factor);
+                String what = "scale n=" + n + " off=" + r.off() + " factor=" + factor;
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+
+                Row bias = row(random, n, 5, 0.1);
+                xs = r.copy();
+                xv = r.copy();
+                scalar.addBias(xs, r.off(), n, bias.data(), bias.off(), factor);
+                vector.addBias(xv, r.off(), n, bias.data(), bias.off(), factor);
+                what = "addBias n=" + n + " off=" + r.off() + " at=" + bias.off() + " factor=" + factor;
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+
+                float[] keep = new float[bias.data().length];
+                for (int i = 0; i < keep.length; i++) {
+                    keep[i] = keepValues[random.nextInt(keepValues.length)];
+                }
+                xs = r.copy();
+                xv = r.copy();
+                scalar.mask(xs, r.off(), n, keep, bias.off());
+                vector.mask(xv, r.off(), n, keep, bias.off());
+                what = "mask n=" + n + " off=" + r.off() + " at=" + bias.off();
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+
+                xs = r.copy();
+                xv = r.copy();
+                scalar.softcap(xs, r.off(), n, factor);
+                vector.softcap(xv, r.off(), n, factor);
+                what = "softcap n=" + n + " off=" + r.off() + " cap=" + factor;
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+
+                int center = random.nextInt(-3 * n - 5, 3 * n + 5);
+                xs = r.copy();
+                xv = r.copy();
+                scalar.addDistanceBias(xs, r.off(), n, factor, center);
+                vector.addDistanceBias(xv, r.off(), n, factor, center);
+                what = "addDistanceBias n=" + n + " off=" + r.off() + " slope=" + factor + " center=" + center;
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+            }
+        }
+    }
+
+    /** Both paths' sums against each other and against the exact sum, as derived in the class comment. */
+    private static void assertSumsAgree(float[] values, int off, int n, float scalarSum, float vectorSum, String what) {
+        double exact = 0;
+        boolean finite = true;
+        for (int i = off; i < off + n; i++) {
+            assertTrue(Float.isNaN(values[i]) || values[i] >= 0, what + ": negative exponential " + values[i]);
+            finite &= Float.isFinite(values[i]);
+            exact += values[i];
+        }
+        if (!finite) {
+            assertSameBits(scalarSum, vectorSum, what + ": sum with a non-finite term");
+            assertTrue(!Float.isFinite(scalarSum), what + ": sum with a non-finite term is " + scalarSum);
+            return;
+        }
+        if (exact > Float.MAX_VALUE / 2) {
+            return;
+        }
+        double gamma = n * U / (1 - n * U);
+        double oneSide = gamma * exact + n * 0x1p-53 * exact;
+        assertTrue(Math.abs(scalarSum - exact) <= oneSide,
+                what + ": scalar sum " + scalarSum + " vs exact " + exact + " (bound " + oneSide + ")");
+        assertTrue(Math.abs(vectorSum - exact) <= oneSide,
+                what + ": vector sum " + vectorSum + " vs exact " + exact + " (bound " + oneSide + ")");
+        assertTrue(Math.abs((double) scalarSum - vectorSum) <= 2 * oneSide,
+                what + ": scalar sum " + scalarSum + " vs vector sum " + vectorSum + " (bound " + 2 * oneSide + ")");
+    }
+
+    /** Padding around the row is as it was. */
+    private static void assertUntouched(Row r, float[] after, String what) {
+        float[] before = r.data();
+        for (int i = 0; i < before.length; i++) {
+            if (i < r.off() || i >= r.off() + r.n()) {
+                assertEquals(Float.floatToIntBits(before[i]), Float.floatToIntBits(after[i]), what + ": wrote padding at " + i);
+            }
+        }
+    }
+
+    private static void assertSameBits(float[] expected, float[] actual, String what) {
+        assertEquals(expected.length, actual.length, what);
+        for (int i = 0; i < expected.length; i++) {
+            if (Float.floatToIntBits(expected[i]) != Float.floatToIntBits(actual[i])) {
+                throw new AssertionError(what + ": element " + i + ": scalar " + expected[i] + " vs vector " + actual[i]);
+            }
+        }
+    }
+
+    private static void assertSameBits(float expected, float actual, String what) {
+        if (Float.floatToIntBits(expected) != Float.floatToIntBits(actual)) {
+            throw new AssertionError(what + ": scalar " + expected + " vs vector " + actual);
+        }
+    }
+
+    private static float[] concat(float[] a, float[] b) {
+        float[] c = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
+    }
+}
