@@ -30,8 +30,6 @@ interface RowOps {
      */
     boolean anyAbove(float[] x, int off, int n, float bound);
 
-    /** Multiplies {@code x[off..off+n)} by {@code scale} and returns the maximum of the result. */
-    float scaleMax(float[] x, int off, int n, float scale);
 
     /** Maximum of {@code x[off..off+n)}, NaN if one is NaN; {@code -Infinity} when {@code n == 0}. */
     float max(float[] x, int off, int n);

@@ -32,16 +32,6 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
-    public float scaleMax(float[] x, int off, int n, float scale) {
-        float max = NEG_INF;
-        for (int j = off; j < off + n; j++) {
-            x[j] *= scale;
-            max = Math.max(max, x[j]);
-        }
-        return max;
-    }
-
-    @Override
     public boolean anyAbove(float[] x, int off, int n, float bound) {
         for (int j = off; j < off + n; j++) {
             if (x[j] > bound) {

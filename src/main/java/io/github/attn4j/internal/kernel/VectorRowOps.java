@@ -119,24 +119,6 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
-    public float scaleMax(float[] x, int off, int n, float scale) {
-        FloatVector f = FloatVector.broadcast(S, scale);
-        FloatVector m = FloatVector.broadcast(S, NEG_INF);
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            FloatVector v = FloatVector.fromArray(S, x, off + j).mul(f);
-            v.intoArray(x, off + j);
-            m = m.max(v);
-        }
-        float max = m.reduceLanes(VectorOperators.MAX);
-        for (; j < n; j++) {
-            x[off + j] *= scale;
-            max = Math.max(max, x[off + j]);
-        }
-        return max;
-    }
-
-    @Override
     public float max(float[] x, int off, int n) {
         FloatVector m = FloatVector.broadcast(S, NEG_INF);
         int j = 0;

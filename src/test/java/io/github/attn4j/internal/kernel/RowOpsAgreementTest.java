@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  *       one lane of the vector forms, and scaling, {@code fma} bias, the ALiBi distance bias and
  *       masking are single IEEE operations per element. Elements
  *       outside {@code [off, off + n)} are never written.</li>
- *   <li>{@link RowOps#max}, {@link RowOps#scaleMax}, {@link RowOps#anyAbove} and
+ *   <li>{@link RowOps#max}, {@link RowOps#anyAbove} and
  *       {@link RowOps#anyNonFinite} return identical results: the maximum of the same values is
  *       exact in any order ({@code Math.max} is commutative and associative, NaN and signed zeros
  *       included).</li>
