@@ -190,14 +190,6 @@ class RowOpsAgreementTest {
                 assertSameBits(scalar.max(xs, r.off(), n), vector.max(xv, r.off(), n), what);
                 assertSameBits(r.data(), xs, what + " (scalar left the row alone)");
                 assertSameBits(r.data(), xv, what + " (vector left the row alone)");
-
-                float scale = rep == 2 ? SPECIALS[random.nextInt(SPECIALS.length)] : (float) random.nextDouble(-2, 2);
-                what = "scaleMax n=" + n + " off=" + r.off() + " scale=" + scale;
-                float ms = scalar.scaleMax(xs, r.off(), n, scale);
-                float mv = vector.scaleMax(xv, r.off(), n, scale);
-                assertSameBits(xs, xv, what);
-                assertUntouched(r, xs, what);
-                assertSameBits(ms, mv, what);
             }
         }
     }
