@@ -99,27 +99,54 @@ final class VectorMicroKernel implements MicroKernel {
         }
         if (nr == NR) {
             // Full-width rows are stored directly, also when mr < MR (a decode step's few rows).
-            store(c00, c, cOff, accumulate);
-            store(c01, c, cOff + L, accumulate);
+            // C is added in place here rather than in a helper taking a vector: a helper that C2
+            // compiles on its own and then declines to inline boxes every accumulator and runs
+            // the Vector API's Java fallback (seen as megabytes of garbage per GEMM with K > KC).
+            if (accumulate) {
+                c00 = c00.add(FloatVector.fromArray(S, c, cOff));
+                c01 = c01.add(FloatVector.fromArray(S, c, cOff + L));
+                if (mr > 1) {
+                    c10 = c10.add(FloatVector.fromArray(S, c, cOff + ldc));
+                    c11 = c11.add(FloatVector.fromArray(S, c, cOff + ldc + L));
+                }
+                if (mr > 2) {
+                    c20 = c20.add(FloatVector.fromArray(S, c, cOff + 2 * ldc));
+                    c21 = c21.add(FloatVector.fromArray(S, c, cOff + 2 * ldc + L));
+                }
+                if (mr > 3) {
+                    c30 = c30.add(FloatVector.fromArray(S, c, cOff + 3 * ldc));
+                    c31 = c31.add(FloatVector.fromArray(S, c, cOff + 3 * ldc + L));
+                }
+                if (mr > 4) {
+                    c40 = c40.add(FloatVector.fromArray(S, c, cOff + 4 * ldc));
+                    c41 = c41.add(FloatVector.fromArray(S, c, cOff + 4 * ldc + L));
+                }
+                if (mr > 5) {
+                    c50 = c50.add(FloatVector.fromArray(S, c, cOff + 5 * ldc));
+                    c51 = c51.add(FloatVector.fromArray(S, c, cOff + 5 * ldc + L));
+                }
+            }
+            c00.intoArray(c, cOff);
+            c01.intoArray(c, cOff + L);
             if (mr > 1) {
-                store(c10, c, cOff + ldc, accumulate);
-                store(c11, c, cOff + ldc + L, accumulate);
+                c10.intoArray(c, cOff + ldc);
+                c11.intoArray(c, cOff + ldc + L);
             }
             if (mr > 2) {
-                store(c20, c, cOff + 2 * ldc, accumulate);
-                store(c21, c, cOff + 2 * ldc + L, accumulate);
+                c20.intoArray(c, cOff + 2 * ldc);
+                c21.intoArray(c, cOff + 2 * ldc + L);
             }
             if (mr > 3) {
-                store(c30, c, cOff + 3 * ldc, accumulate);
-                store(c31, c, cOff + 3 * ldc + L, accumulate);
+                c30.intoArray(c, cOff + 3 * ldc);
+                c31.intoArray(c, cOff + 3 * ldc + L);
             }
             if (mr > 4) {
-                store(c40, c, cOff + 4 * ldc, accumulate);
-                store(c41, c, cOff + 4 * ldc + L, accumulate);
+                c40.intoArray(c, cOff + 4 * ldc);
+                c41.intoArray(c, cOff + 4 * ldc + L);
             }
             if (mr > 5) {
-                store(c50, c, cOff + 5 * ldc, accumulate);
-                store(c51, c, cOff + 5 * ldc + L, accumulate);
+                c50.intoArray(c, cOff + 5 * ldc);
+                c51.intoArray(c, cOff + 5 * ldc + L);
             }
         } else {
             float[] spill = SPILL.get();
@@ -139,10 +166,6 @@ final class VectorMicroKernel implements MicroKernel {
         }
     }
 
-    /** Stores one accumulator at {@code c[at]}, added to what is there when accumulating; small enough to inline. */
-    private static void store(FloatVector v, float[] c, int at, boolean accumulate) {
-        (accumulate ? v.add(FloatVector.fromArray(S, c, at)) : v).intoArray(c, at);
-    }
 
     /** Writes the {@code mr x nr} corner of a register block spilled row by row (NR apart) into C. */
     private static void copyCorner(float[] spill, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
