@@ -52,9 +52,23 @@ public final class AttentionMask {
     /** Per batch row and key: {@code true} = padding, never attended. */
     public static final class KeyPadding implements Part {
         private final boolean[][] padded;
+        /** The same flags as the kernels read them: {@code [b * keys + j]}, 0 for padding, 1 to keep. */
+        private final float[] keepFlags;
 
         private KeyPadding(boolean[][] padded) {
             this.padded = padded;
+            int keys = padded.length == 0 ? 0 : padded[0].length;
+            this.keepFlags = new float[Checks.elementCount("padded", padded.length, keys)];
+            for (int b = 0; b < padded.length; b++) {
+                for (int j = 0; j < keys; j++) {
+                    keepFlags[b * keys + j] = padded[b][j] ? 0f : 1f;
+                }
+            }
+        }
+
+        /** The keep flags {@code [b * keys + j]} (0 = padding), made once with the mask; never written. */
+        float[] keepFlags() {
+            return keepFlags;
         }
 
         /**

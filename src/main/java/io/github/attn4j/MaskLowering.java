@@ -66,15 +66,7 @@ final class MaskLowering {
                         slopes[h] += a.slope(h);
                     }
                 }
-                case AttentionMask.KeyPadding p -> {
-                    float[] flags = new float[Checks.elementCount("mask.keyPadding", batch, keys)];
-                    for (int b = 0; b < batch; b++) {
-                        for (int j = 0; j < keys; j++) {
-                            flags[b * keys + j] = p.isPadding(b, j) ? 0f : 1f;
-                        }
-                    }
-                    keepRows.add(new ScoreMask.RowSource(flags, 0, keys, 0, 0));
-                }
+                case AttentionMask.KeyPadding p -> keepRows.add(new ScoreMask.RowSource(p.keepFlags(), 0, keys, 0, 0));
                 case AttentionMask.Keep k -> keepRows.add(rowSource(k.keep()));
                 case AttentionMask.Additive a -> biasRows.add(rowSource(a.bias()));
             }
