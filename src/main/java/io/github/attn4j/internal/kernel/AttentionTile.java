@@ -53,8 +53,19 @@ final class AttentionTile {
         Arrays.fill(ws.rowMax, Float.NEGATIVE_INFINITY);
         Arrays.fill(ws.rowSum, 0f);
 
-        int first = Math.max(from, tile.firstKey(mask) / NR * NR);
-        int end = Math.min(to, tile.endKey(mask, keys));
+        // Each row's key range does not change over the tiles: found once, cut per tile below.
+        int[] rowStart = ws.rowStart;
+        int[] rowEnd = ws.rowEnd;
+        int firstKey = Integer.MAX_VALUE;
+        int endKey = 0;
+        for (int r = 0; r < rows; r++) {
+            rowStart[r] = mask.keyStart(b, tile.token(r));
+            rowEnd[r] = mask.keyEnd(b, tile.token(r), keys);
+            firstKey = Math.min(firstKey, rowStart[r]);
+            endKey = Math.max(endKey, rowEnd[r]);
+        }
+        int first = Math.max(from, firstKey / NR * NR);
+        int end = Math.min(to, endKey);
         boolean transforms = mask.hasTransforms();
         for (int j0 = first; j0 < end; j0 += BK) {
             int nk = Math.min(BK, end - j0);
@@ -67,7 +78,7 @@ final class AttentionTile {
             for (int ir = 0; ir < rows; ir += MR) {
                 int last = 0;
                 for (int r = ir; r < Math.min(rows, ir + MR); r++) {
-                    last = Math.max(last, mask.keyEnd(b, tile.token(r), keys) - j0);
+                    last = Math.max(last, rowEnd[r] - j0);
                 }
                 blockKeys[ir / MR] = Math.min(nk, last);
                 any |= last > 0;
@@ -81,8 +92,8 @@ final class AttentionTile {
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
                 int t = tile.token(r);
-                int hi = Math.max(0, Math.min(nk, mask.keyEnd(b, t, keys) - j0));
-                int lo = Math.min(hi, Math.max(0, mask.keyStart(b, t) - j0));
+                int hi = Math.max(0, Math.min(nk, rowEnd[r] - j0));
+                int lo = Math.min(hi, Math.max(0, rowStart[r] - j0));
                 Arrays.fill(s, off, off + lo, 0f);
                 Arrays.fill(s, off + hi, off + nk, 0f);
                 int n = hi - lo;

@@ -16,6 +16,9 @@ final class TileState {
     final float[] query;
     /** Keys each MR-row block of the current key tile may attend. */
     final int[] blockKeys = new int[BQ / MR];
+    /** Each tile row's key range {@code [rowStart, rowEnd)} from the mask. */
+    final int[] rowStart = new int[BQ];
+    final int[] rowEnd = new int[BQ];
     /** Offset of each tile row in the query layout. */
     final int[] rowOffsets = new int[BQ];
     final float[] scores;
