@@ -51,15 +51,17 @@ public final class AttentionMask {
 
     /** Per batch row and key: {@code true} = padding, never attended. */
     public static final class KeyPadding implements Part {
-        private final boolean[][] padded;
-        /** The same flags as the kernels read them: {@code [b * keys + j]}, 0 for padding, 1 to keep. */
+        private final int batch;
+        private final int keys;
+        /** The flags as the kernels read them: {@code [b * keys + j]}, 0 for padding, 1 to keep. */
         private final float[] keepFlags;
 
+        /** Copies {@code padded} (rows already checked to share one length) into keep flags. */
         private KeyPadding(boolean[][] padded) {
-            this.padded = padded;
-            int keys = padded.length == 0 ? 0 : padded[0].length;
-            this.keepFlags = new float[Checks.elementCount("padded", padded.length, keys)];
-            for (int b = 0; b < padded.length; b++) {
+            this.batch = padded.length;
+            this.keys = padded.length == 0 ? 0 : padded[0].length;
+            this.keepFlags = new float[Checks.elementCount("padded", batch, keys)];
+            for (int b = 0; b < batch; b++) {
                 for (int j = 0; j < keys; j++) {
                     keepFlags[b * keys + j] = padded[b][j] ? 0f : 1f;
                 }
@@ -77,7 +79,7 @@ public final class AttentionMask {
          * @return the number of batch rows
          */
         public int batch() {
-            return padded.length;
+            return batch;
         }
 
         /**
@@ -86,7 +88,7 @@ public final class AttentionMask {
          * @return the number of keys per batch row
          */
         public int keys() {
-            return padded.length == 0 ? 0 : padded[0].length;
+            return keys;
         }
 
         /**
@@ -97,7 +99,7 @@ public final class AttentionMask {
          * @return whether that key is padding
          */
         public boolean isPadding(int b, int j) {
-            return padded[b][j];
+            return keepFlags[b * keys + j] == 0f;
         }
     }
 
@@ -204,14 +206,12 @@ public final class AttentionMask {
      */
     public static AttentionMask keyPadding(boolean[][] padded) {
         Checks.notNull(padded, "padded");
-        boolean[][] copy = new boolean[padded.length][];
         for (int b = 0; b < padded.length; b++) {
             Checks.notNull(padded[b], "padded[" + b + "]");
             Checks.check(padded[b].length == padded[0].length, "padded[" + b + "]",
                     "length " + padded[0].length + " (all rows must have Lk keys)", "length " + padded[b].length);
-            copy[b] = padded[b].clone();
         }
-        return new AttentionMask(List.of(new KeyPadding(copy)));
+        return new AttentionMask(List.of(new KeyPadding(padded)));     // the keep flags are the copy
     }
 
     /**

@@ -107,11 +107,6 @@ public final class KeyValuePanels extends KeyValueSource {
         keys = needed;
     }
 
-    /** Forgets every key; the capacity stays. */
-    public void clear() {
-        truncate(0);
-    }
-
     @Override
     public void truncate(int newLength) {
         keys = newLength;
