@@ -47,7 +47,7 @@ final class AttentionTile {
         for (int r = 0; r < rows; r++) {
             ws.rowOffsets[r] = q.at(b, tile.token(r), tile.head(r));
         }
-        Packing.packScaledRows(q.data(), ws.rowOffsets, rows, kv.d,
+        Packing.gatherScaledRows(q.data(), ws.rowOffsets, rows, kv.d,
                 capped ? scores.scale() / scores.softcap() : scores.scale() * ExpFloat.LOG2E, ws.query);
         Arrays.fill(o, 0, rows * dvPad, 0f);
         Arrays.fill(ws.rowMax, Float.NEGATIVE_INFINITY);
@@ -193,17 +193,19 @@ final class AttentionTile {
     }
 
     /**
-     * Scores of the packed query tile {@code qs} against the key tile for each MR-row block
-     * {@code ir}, up to {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK).
+     * Scores of the query tile {@code qs} (row-major, row stride d) against the key tile for each
+     * MR-row block {@code ir}, up to {@code blockKeys[ir / MR]} keys, into {@code s} (row stride
+     * BK): one {@link MicroKernel#blocks} call per block sweeps all its key panels.
      */
     private static void scoreTile(float[] qs, KeyValueSource.Tile keys, int d, int rows, int[] blockKeys, float[] s) {
         for (int ir = 0; ir < rows; ir += MR) {
-            int mr = Math.min(MR, rows - ir);
             int nk = blockKeys[ir / MR];
-            for (int jr = 0; jr < nk; jr += NR) {
-                Kernels.MICRO.packedBlock(d, qs, ir * d, keys.data, keys.offset + jr * d,
-                        s, ir * BK + jr, BK, mr, Math.min(NR, nk - jr), false);
+            if (nk == 0) {
+                continue;
             }
+            int panels = (nk + NR - 1) / NR;
+            Kernels.MICRO.blocks(d, qs, ir * d, d, keys.data, keys.offset, NR * d, panels,
+                    s, ir * BK, BK, Math.min(MR, rows - ir), nk - (panels - 1) * NR, false);
         }
     }
 

@@ -55,18 +55,18 @@ final class Packing {
     }
 
     /**
-     * Packs {@code rows} rows of {@code depth} floats, row r starting at {@code src[rowOffsets[r]]},
-     * into MR-row panels at the start of {@code dst} as {@link #packA} does, each value multiplied
-     * by {@code scale}: the attention kernel's query tile, whose rows are gathered from a head
-     * layout. The rows completing the last panel are left as they are: the packed micro-kernel
-     * does not read them.
+     * Gathers {@code rows} rows of {@code depth} floats, row r starting at
+     * {@code src[rowOffsets[r]]}, into consecutive rows {@code dst[r * depth ..]}, each value
+     * multiplied by {@code scale}: the attention kernel's query tile, whose rows are scattered over
+     * a head layout. The rows stay row-major because the scores read them through
+     * {@link MicroKernel#blocks}, not as MR-row panels (see {@code AttentionTile}).
      */
-    static void packScaledRows(float[] src, int[] rowOffsets, int rows, int depth, float scale, float[] dst) {
+    static void gatherScaledRows(float[] src, int[] rowOffsets, int rows, int depth, float scale, float[] dst) {
         for (int r = 0; r < rows; r++) {
             int from = rowOffsets[r];
-            int to = r / MR * MR * depth + r % MR;
+            int to = r * depth;
             for (int c = 0; c < depth; c++) {
-                dst[to + c * MR] = src[from + c] * scale;
+                dst[to + c] = src[from + c] * scale;
             }
         }
     }
