@@ -15,9 +15,9 @@ import static io.github.attn4j.internal.kernel.TileState.SUM_LANES;
  * → softmax (with the head's sink in the denominator) → weights · V.
  *
  * <ul>
- *   <li><b>online</b> ({@link #online}): the query tile is packed once, multiplied by
- *       {@code scale · log2 e} (or {@code scale / cap} under a soft-cap, whose pass then
- *       multiplies by {@code cap · log2 e}), so scores come out in base-2 units. Key tiles of
+ *   <li><b>online</b> ({@link #online}): the query tile is gathered once into row-major rows,
+ *       multiplied by {@code scale · log2 e} (or {@code scale / cap} under a soft-cap, whose pass
+ *       then multiplies by {@code cap · log2 e}), so scores come out in base-2 units. Key tiles of
  *       {@link AttentionKernel#BK} outside every row's key range are never computed; each score
  *       tile becomes weights {@code 2^(s - m)} against a running row maximum {@code m} that is
  *       raised lazily (only when a tile exceeds it by more than {@link AttentionKernel#LAZY_MAX}),
@@ -91,11 +91,16 @@ final class AttentionTile {
             boolean transformed = transforms && !tile.keepsAllKeys(mask, j0, j0 + nk);
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
-                int t = tile.token(r);
                 int hi = Math.max(0, Math.min(nk, rowEnd[r] - j0));
                 int lo = Math.min(hi, Math.max(0, rowStart[r] - j0));
-                Arrays.fill(s, off, off + lo, 0f);
-                Arrays.fill(s, off + hi, off + nk, 0f);
+                // Keys outside the row's range get weight 0 (its block may still read them); a row
+                // whose range covers the tile, the common case, skips both calls.
+                if (lo > 0) {
+                    Arrays.fill(s, off, off + lo, 0f);
+                }
+                if (hi < nk) {
+                    Arrays.fill(s, off + hi, off + nk, 0f);
+                }
                 int n = hi - lo;
                 if (n == 0) {
                     continue;
@@ -105,7 +110,7 @@ final class AttentionTile {
                     Kernels.ROWS.softcap(s, at, n, capLog2);
                 }
                 if (transformed) {
-                    mask.transform(s, at, n, b, tile.head(r), t, j0 + lo, ExpFloat.LOG2E);
+                    mask.transform(s, at, n, b, tile.head(r), tile.token(r), j0 + lo, ExpFloat.LOG2E);
                 }
                 float oldMax = ws.rowMax[r];
                 float newMax = oldMax;

@@ -10,9 +10,9 @@ package io.github.attn4j.internal.kernel;
  * <p>Operand layouts:
  * <ul>
  *   <li>A is row-major: element (i, p) is {@code a[aOff + i * lda + p]}; only rows {@code i < mr}
- *       are read. {@link #block} and {@link #blocks} read row-major activations in place (softmax
- *       weights, the materialized path's queries); {@link #packedBlock} reads a packed
- *       micro-panel (GEMM blocks, the online attention's query tile).</li>
+ *       are read. {@link #block} and {@link #blocks} read row-major activations (softmax
+ *       weights, the attention's query tiles); {@link #packedBlock} reads a packed micro-panel
+ *       (GEMM blocks).</li>
  *   <li>B is a packed panel: row p is the {@link #nr()} floats at {@code b[bOff + p * nr()]},
  *       zero padded past the last real column.</li>
  *   <li>C element (i, j) is {@code c[cOff + i * ldc + j]}; only the {@code mr x nr} corner is

@@ -62,13 +62,12 @@ final class Packing {
      * {@link MicroKernel#blocks}, not as MR-row panels (see {@code AttentionTile}).
      */
     static void gatherScaledRows(float[] src, int[] rowOffsets, int rows, int depth, float scale, float[] dst) {
+        // A copy, then one scaling pass on the kernels' row loops: C2 left the fused
+        // gather-and-multiply loop scalar.
         for (int r = 0; r < rows; r++) {
-            int from = rowOffsets[r];
-            int to = r * depth;
-            for (int c = 0; c < depth; c++) {
-                dst[to + c] = src[from + c] * scale;
-            }
+            System.arraycopy(src, rowOffsets[r], dst, r * depth, depth);
         }
+        Kernels.ROWS.scale(dst, 0, rows * depth, scale);
     }
 
     /**

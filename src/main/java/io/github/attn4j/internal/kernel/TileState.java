@@ -5,8 +5,8 @@ import static io.github.attn4j.internal.kernel.AttentionKernel.BQ;
 import static io.github.attn4j.internal.kernel.Kernels.MR;
 
 /**
- * One worker's scratch for query tiles, reused across the tiles it runs: the packed scaled query
- * rows and score tile (online softmax only), the output accumulator, running maximum and partial
+ * One worker's scratch for query tiles, reused across the tiles it runs: the scaled query rows
+ * (row-major) and score tile (online softmax only), the output accumulator, running maximum and partial
  * sums per row, and the key and value tiles handed out by the {@link KeyValueSource}.
  */
 final class TileState {

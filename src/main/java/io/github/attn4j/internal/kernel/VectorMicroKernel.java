@@ -7,8 +7,8 @@ import jdk.incubator.vector.VectorSpecies;
  * The Vector API micro-kernel: a {@code 6 x 2V} block of C (V = {@link Vectors#LANES}) held in
  * 12 vector accumulators on every width, updated by broadcasting one element of A per row and
  * loading two vectors of B per step of the reduction. {@link #blocks} reads A as rows in place
- * (attention weights times values), {@link #packedBlock} from a packed micro-panel (GEMM blocks
- * and attention's query tiles).
+ * (attention scores and weights times values), {@link #packedBlock} from a packed micro-panel
+ * (GEMM blocks).
  *
  * <p>All strides in the reduction loop are constants or the loop index, so C2 hoists every range
  * check out of the loop (a variable stride there halved the throughput). In {@link #blocks}, rows
