@@ -89,6 +89,9 @@ final class AttentionTile {
             kv.keys(j0, nk, ws.keys);
             scoreTile(ws.query, ws.keys, kv.d, rows, blockKeys, s);
             boolean transformed = transforms && !tile.keepsAllKeys(mask, j0, j0 + nk);
+            // Rows [runStart, runEnd) cover the whole tile and wait for one exponential pass.
+            int runStart = 0;
+            int runEnd = 0;
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
                 int hi = Math.max(0, Math.min(nk, rowEnd[r] - j0));
@@ -128,11 +131,27 @@ final class AttentionTile {
                     Kernels.ROWS.scale(o, r * dvPad, dvPad, correction);
                     Kernels.ROWS.scale(ws.rowSum, r * SUM_LANES, SUM_LANES, correction);
                 }
-                Kernels.ROWS.exp2ShiftAccumulate(s, at, n, newMax, ws.rowSum, r * SUM_LANES);
                 ws.rowMax[r] = newMax;
+                if (n == nk) {
+                    if (runEnd != r) {
+                        exp2Rows(s, nk, runStart, runEnd, ws);
+                        runStart = r;
+                    }
+                    runEnd = r + 1;
+                } else {
+                    Kernels.ROWS.exp2ShiftAccumulate(s, at, n, newMax, ws.rowSum, r * SUM_LANES);
+                }
             }
+            exp2Rows(s, nk, runStart, runEnd, ws);
             kv.values(j0, nk, ws.values);
             multiplyValues(kv, ws.values, s, 0, BK, rows, j0, nk, blockKeys, o);
+        }
+    }
+
+    /** Weights {@code 2^(s - m)} and partial sums of the full score rows {@code [r0, r1)}, if any. */
+    private static void exp2Rows(float[] s, int nk, int r0, int r1, TileState ws) {
+        if (r1 > r0) {
+            Kernels.ROWS.exp2ShiftAccumulateRows(s, BK, nk, r0, r1, ws.rowMax, ws.rowSum);
         }
     }
 

@@ -25,6 +25,20 @@ interface RowOps {
     void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at);
 
     /**
+     * {@link #exp2ShiftAccumulate} on rows {@code r0 <= r < r1} of {@code n} elements each, row r
+     * at {@code x[r * ld]} with shift {@code shifts[r]} and partial sums at
+     * {@code sums[r * sumLanes()]}: one call per score tile instead of one per row. In this small
+     * method C2 inlines the row loop and hoists its set-up out of the rows, which it does not do
+     * inside the tile kernel's large row pass.
+     */
+    default void exp2ShiftAccumulateRows(float[] x, int ld, int n, int r0, int r1, float[] shifts, float[] sums) {
+        int lanes = sumLanes();
+        for (int r = r0; r < r1; r++) {
+            exp2ShiftAccumulate(x, r * ld, n, shifts[r], sums, r * lanes);
+        }
+    }
+
+    /**
      * Whether any of {@code x[off..off+n)} is greater than {@code bound} (NaN is not). Cheaper
      * than {@link #max}: no NaN rules and no reduction across lanes.
      */

@@ -28,6 +28,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  *       {@link RowOps#anyNonFinite} return identical results: the maximum of the same values is
  *       exact in any order ({@code Math.max} is commutative and associative, NaN and signed zeros
  *       included).</li>
+ *   <li>{@link RowOps#exp2ShiftAccumulateRows} gives, on each path, the bits of one
+ *       {@link RowOps#exp2ShiftAccumulate} call per row, partial sums included.</li>
  *   <li>Sums ({@link RowOps#expShiftSum}, and the partial sums of
  *       {@link RowOps#exp2ShiftAccumulate} added up in index order as the caller does) add the same
  *       non-negative values in different orders. A float sum of {@code N} non-negative terms in any
@@ -175,6 +177,53 @@ class RowOpsAgreementTest {
                 totalV += sumsV[at + lane];
             }
             assertSumsAgree(all, 0, all.length, sumsS[at], totalV, what);
+        }
+    }
+
+    /**
+     * The rows form against one {@link RowOps#exp2ShiftAccumulate} call per row on the same path:
+     * identical bits for every element and every partial sum (it is the same operations per
+     * row); and the elements of the two paths bit-identical, as for the single row.
+     */
+    @Test
+    void exp2ShiftAccumulateRowsIsOneCallPerRow() {
+        RowOps vector = vector();
+        SplittableRandom random = new SplittableRandom(0x5EED6L);
+        for (int n : lengths(random)) {
+            if (n > 200) {
+                continue;
+            }
+            int ld = n + random.nextInt(5);
+            int rows = 1 + random.nextInt(9);
+            int r0 = random.nextInt(rows);
+            int r1 = r0 + random.nextInt(rows - r0 + 1);
+            Row r = row(random, rows * ld, 60, specialRate(random));
+            float[] x = Arrays.copyOfRange(r.data(), r.off(), r.off() + rows * ld);
+            float[] shifts = new float[rows];
+            for (int i = 0; i < rows; i++) {
+                shifts[i] = someShift(random);
+            }
+            float[][] elements = new float[2][];
+            int k = 0;
+            for (RowOps ops : new RowOps[] {scalar, vector}) {
+                int lanes = ops.sumLanes();
+                float[] sumsRows = new float[rows * lanes];
+                float[] sumsEach = new float[rows * lanes];
+                for (int i = 0; i < sumsRows.length; i++) {
+                    sumsRows[i] = sumsEach[i] = (float) random.nextDouble(0, 4);
+                }
+                float[] xRows = x.clone();
+                float[] xEach = x.clone();
+                ops.exp2ShiftAccumulateRows(xRows, ld, n, r0, r1, shifts, sumsRows);
+                for (int row = r0; row < r1; row++) {
+                    ops.exp2ShiftAccumulate(xEach, row * ld, n, shifts[row], sumsEach, row * lanes);
+                }
+                String what = ops.getClass().getSimpleName() + " rows " + r0 + ".." + r1 + " of " + rows + ", n=" + n + ", ld=" + ld;
+                assertSameBits(xEach, xRows, what + ": elements");
+                assertSameBits(sumsEach, sumsRows, what + ": partial sums");
+                elements[k++] = xRows;
+            }
+            assertSameBits(elements[0], elements[1], "rows " + r0 + ".." + r1 + ", n=" + n + ": scalar vs vector elements");
         }
     }
 
