@@ -19,8 +19,10 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Self-attention {@code MultiHeadAttention.forward(x, mask)} over {@code x (batch, seqLen, embedDim)}.
- * Effective GFLOP/s = {@link Flops#attention}(batch, seqLen, embedDim) / time: the projections'
+ * Self-attention {@code MultiHeadAttention.forward(x, mask)} over {@code x (batch, seqLen, embedDim)}
+ * ({@link #forward}), and {@code forward(x, mask, out)} into a tensor allocated once
+ * ({@link #forwardInto}), whose {@code -prof gc} figure {@code gc.alloc.rate.norm} is what a
+ * steady-state call allocates. Effective GFLOP/s = {@link Flops#attention}(batch, seqLen, embedDim) / time: the projections'
  * {@code 8·B·L·E²} plus the attention's {@code 4·B·L²·E}, whatever the mask skips.
  */
 @State(Scope.Benchmark)
@@ -52,16 +54,23 @@ public class MultiHeadAttentionBenchmark {
     private MultiHeadAttention module;
     private Tensor x;
     private AttentionMask attentionMask;
+    private Tensor out;
 
     @Setup
     public void setUp() {
         module = MultiHeadAttention.builder(embedDim, numHeads).seed(42).threads(threads).build();
         x = Inputs.uniform(new SplittableRandom(7), batch, seqLen, embedDim);
         attentionMask = Inputs.mask(mask, batch, seqLen);
+        out = Tensor.zeros(batch, seqLen, embedDim);
     }
 
     @Benchmark
     public Tensor forward() {
         return module.forward(x, attentionMask);
+    }
+
+    @Benchmark
+    public Tensor forwardInto() {
+        return module.forward(x, attentionMask, out);
     }
 }

@@ -1,0 +1,107 @@
+package io.github.attn4j.jmh;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * JMH results as the grid report needs them, read from JMH's JSON result format (the file of
+ * {@code -rf json -rff FILE}, or the one {@link Grid} writes): per benchmark run, its method, JMH
+ * thread count, parameters, median score and, when it ran with {@code -prof gc}, its allocation
+ * per operation.
+ */
+final class GridResults {
+    /** JMH's secondary metric of {@code -prof gc}: bytes allocated per benchmark operation. */
+    static final String ALLOC_NORM = "gc.alloc.rate.norm";
+
+    private GridResults() {
+    }
+
+    /**
+     * One benchmark run.
+     *
+     * @param benchmark  the method as {@code SimpleClassName.method}
+     * @param threads    JMH threads
+     * @param params     the {@code @Param} values by name
+     * @param median     the median of the measured iterations, in {@code unit}
+     * @param unit       the score unit, e.g. {@code ms/op} or {@code ops/ns}
+     * @param allocBytes bytes allocated per operation ({@value #ALLOC_NORM}), NaN without {@code -prof gc}
+     * @param jdk        the JDK version the run's fork reported
+     */
+    record Result(String benchmark, int threads, Map<String, String> params, double median, String unit, double allocBytes,
+                  String jdk) {
+        /** The parameter {@code name} as an int. */
+        int intParam(String name) {
+            String v = params.get(name);
+            if (v == null) {
+                throw new IllegalArgumentException("params: expected " + name + " in the results of " + benchmark + ", got " + params);
+            }
+            return Integer.parseInt(v);
+        }
+
+        /** Median time per operation in milliseconds; for results in {@code ms/op}. */
+        double millis() {
+            if (!"ms/op".equals(unit)) {
+                throw new IllegalStateException(benchmark + ": expected a score in ms/op, got " + unit);
+            }
+            return median;
+        }
+    }
+
+    /**
+     * The runs in a JMH JSON result document, in file order.
+     *
+     * @throws IllegalArgumentException if the text is not JSON or not an array of JMH results
+     */
+    static List<Result> parse(String json) {
+        if (!(JsonReader.parse(json) instanceof List<?> runs)) {
+            throw new IllegalArgumentException("json: expected an array of JMH results, got another value");
+        }
+        List<Result> results = new ArrayList<>();
+        for (Object run : runs) {
+            Map<?, ?> r = map(run, "a JMH result");
+            String name = string(r.get("benchmark"), "benchmark");
+            int dot = name.lastIndexOf('.', name.lastIndexOf('.') - 1);
+            Map<String, String> params = new LinkedHashMap<>();
+            if (r.get("params") != null) {
+                map(r.get("params"), "params").forEach((k, v) -> params.put(string(k, "a parameter name"), string(v, "parameter " + k)));
+            }
+            Map<?, ?> primary = map(r.get("primaryMetric"), "primaryMetric");
+            Map<?, ?> percentiles = map(primary.get("scorePercentiles"), "scorePercentiles");
+            double alloc = Double.NaN;
+            if (r.get("secondaryMetrics") instanceof Map<?, ?> secondary && secondary.get(ALLOC_NORM) != null) {
+                alloc = number(map(secondary.get(ALLOC_NORM), ALLOC_NORM).get("score"), ALLOC_NORM);
+            }
+            results.add(new Result(name.substring(dot + 1), (int) number(r.get("threads"), "threads"), Map.copyOf(params),
+                    number(percentiles.get("50.0"), "the median (scorePercentiles 50.0)"),
+                    string(primary.get("scoreUnit"), "scoreUnit"), alloc, String.valueOf(r.get("jdkVersion"))));
+        }
+        return results;
+    }
+
+    private static Map<?, ?> map(Object o, String what) {
+        if (o instanceof Map<?, ?> m) {
+            return m;
+        }
+        throw new IllegalArgumentException("json: expected an object for " + what + ", got " + o);
+    }
+
+    private static String string(Object o, String what) {
+        if (o instanceof String s) {
+            return s;
+        }
+        throw new IllegalArgumentException("json: expected a string for " + what + ", got " + o);
+    }
+
+    /** A number, or one of the strings JMH writes for non-finite scores. */
+    private static double number(Object o, String what) {
+        if (o instanceof Double d) {
+            return d;
+        }
+        if (o instanceof String s && (s.equals("NaN") || s.endsWith("Infinity"))) {
+            return Double.parseDouble(s);
+        }
+        throw new IllegalArgumentException("json: expected a number for " + what + ", got " + o);
+    }
+}
