@@ -36,6 +36,7 @@ class GridReportTest {
                         + "\"gc.alloc.rate.norm\": {\"score\": %s, \"scoreError\": \"NaN\", \"scoreUnit\": \"B/op\"}}", alloc);
         return String.format(Locale.ROOT, """
                 {"jmhVersion": "1.37", "benchmark": "io.github.attn4j.jmh.%s", "mode": "avgt", "threads": %d, "forks": 1,
+                 "warmupIterations": 3, "warmupTime": "1 s", "measurementIterations": 5, "measurementTime": "1 s",
                  "jvmArgs": ["--add-modules=jdk.incubator.vector", "-Dx=\\"q\\\\u00e9\\""], "jdkVersion": "25.0.3",
                  "params": {%s},
                  "primaryMetric": {"score": %s, "scoreError": "NaN", "scoreConfidence": [1e-3, 2.5E+1],
@@ -99,6 +100,7 @@ class GridReportTest {
         assertEquals("none", mha.params().get("mask"));
         assertEquals(292_144, mha.allocBytes());
         assertEquals("25.0.3", mha.jdk());
+        assertEquals("1 fork, 3 warm-up and 5 measured iterations of 1 s", mha.settings());
         assertTrue(Double.isNaN(results.get(5).allocBytes()), "no -prof gc, no allocation figure");
         assertThrows(IllegalStateException.class, fma::millis);
         assertThrows(IllegalArgumentException.class, () -> GridResults.parse("{\"benchmark\": \"x\"}"));
@@ -111,7 +113,8 @@ class GridReportTest {
         assertEquals(112, GridReport.ceiling(results, 2, FLOPS_PER_FMA));
         assertTrue(Double.isNaN(GridReport.ceiling(results, 4, FLOPS_PER_FMA)));
         String md = GridReport.markdown(results, FLOPS_PER_FMA);
-        assertTrue(md.startsWith("FMA ceiling (`FmaPeakBenchmark`, same run): 64.0 GFLOP/s on 1 thread; 112.0 GFLOP/s on 2 threads;"), md);
+        assertTrue(md.startsWith("FMA ceiling (`FmaPeakBenchmark`, same run): 64.0 GFLOP/s on 1 thread; 112.0 GFLOP/s on 2 threads;"
+                + " 16 flops per vector FMA, JDK 25.0.3. Each point: 1 fork, 3 warm-up and 5 measured iterations of 1 s."), md);
         // (1, 128, 512): 8·128·512² + 4·128²·512 = 301989888 flops; in 10 ms 30.2 GFLOP/s = 47% of 64,
         // in 12.5 ms 24.2 GFLOP/s = 38%. Allocation 292144 B = 285.3 KiB, 1536 B = 1.5 KiB.
         assertTrue(md.contains("| 1 | 128 | 512 | 8 | none | 1 | 10.00 ms | 12.50 ms | 1.25x | 47% | 38% | 285.3 KiB | 1.5 KiB | 700 B |"), md);

@@ -128,8 +128,9 @@ public final class GridReport {
         for (int t : threadCounts) {
             sb.append(String.format(Locale.ROOT, " %.1f GFLOP/s on %d thread%s;", ceiling(results, t, flopsPerFma), t, t == 1 ? "" : "s"));
         }
-        sb.append(String.format(Locale.ROOT, " %.0f flops per vector FMA, JDK %s.%n",
-                flopsPerFma, results.isEmpty() ? "?" : results.getFirst().jdk()));
+        sb.append(String.format(Locale.ROOT, " %.0f flops per vector FMA, JDK %s. Each point: %s.%n",
+                flopsPerFma, results.isEmpty() ? "?" : results.getFirst().jdk(),
+                String.join("; ", results.stream().map(GridResults.Result::settings).distinct().toList())));
 
         List<GridResults.Result> mha = of(results, MHA);
         if (!mha.isEmpty()) {

@@ -28,9 +28,10 @@ final class GridResults {
      * @param unit       the score unit, e.g. {@code ms/op} or {@code ops/ns}
      * @param allocBytes bytes allocated per operation ({@value #ALLOC_NORM}), NaN without {@code -prof gc}
      * @param jdk        the JDK version the run's fork reported
+     * @param settings   forks and iterations, e.g. {@code 1 fork, 3 warm-up and 5 measured iterations of 1 s}
      */
     record Result(String benchmark, int threads, Map<String, String> params, double median, String unit, double allocBytes,
-                  String jdk) {
+                  String jdk, String settings) {
         /** The parameter {@code name} as an int. */
         int intParam(String name) {
             String v = params.get(name);
@@ -75,9 +76,20 @@ final class GridResults {
             }
             results.add(new Result(name.substring(dot + 1), (int) number(r.get("threads"), "threads"), Map.copyOf(params),
                     number(percentiles.get("50.0"), "the median (scorePercentiles 50.0)"),
-                    string(primary.get("scoreUnit"), "scoreUnit"), alloc, String.valueOf(r.get("jdkVersion"))));
+                    string(primary.get("scoreUnit"), "scoreUnit"), alloc, String.valueOf(r.get("jdkVersion")), settings(r)));
         }
         return results;
+    }
+
+    private static String settings(Map<?, ?> r) {
+        long forks = Math.round(number(r.get("forks"), "forks"));
+        long warmup = Math.round(number(r.get("warmupIterations"), "warmupIterations"));
+        long measured = Math.round(number(r.get("measurementIterations"), "measurementIterations"));
+        String warmupTime = string(r.get("warmupTime"), "warmupTime");
+        String time = string(r.get("measurementTime"), "measurementTime");
+        return forks + (forks == 1 ? " fork, " : " forks, ") + warmup + " warm-up"
+                + (warmupTime.equals(time) ? "" : " iterations of " + warmupTime) + " and " + measured
+                + " measured iterations of " + time;
     }
 
     private static Map<?, ?> map(Object o, String what) {
