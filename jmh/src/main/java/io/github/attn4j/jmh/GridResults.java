@@ -93,7 +93,7 @@ final class GridResults {
         String time = string(r.get("measurementTime"), "measurementTime");
         return forks + (forks == 1 ? " fork, " : " forks, ") + warmup + " warm-up"
                 + (warmupTime.equals(time) ? "" : " iterations of " + warmupTime) + " and " + measured
-                + " measured iterations of " + time;
+                + " measured iteration" + (measured == 1 ? "" : "s") + " of " + time;
     }
 
     private static Map<?, ?> map(Object o, String what) {
