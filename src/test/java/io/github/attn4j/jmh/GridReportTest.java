@@ -53,7 +53,8 @@ class GridReportTest {
     /**
      * FMA 4 and 7 vector FMAs/ns (64 and 112 GFLOP/s at 16 flops each); at (1, 128, 512, 8) none on
      * one thread attn4j 10 ms, ONNX Runtime 12.5 ms; at (1, 512, 512, 8) none on two threads attn4j
-     * 20 ms and no peer; the attention core at H = 8, hd = 64, L = 512 on one thread 8 ms.
+     * 20 ms and no peer; the attention core at H = 8, hd = 64, L = 512 on one thread 8 ms, ONNX
+     * Runtime's 10 ms.
      */
     private static String json() {
         return "[" + String.join(",\n",
@@ -65,7 +66,9 @@ class GridReportTest {
                 result("MultiHeadAttentionBenchmark.forward", 1, point(1, 512, 512, 8, "none", 2), "ms/op", 20, Double.NaN),
                 result("ScaledDotProductAttentionBenchmark.attention", 1,
                         "\"heads\": \"8\", \"headDim\": \"64\", \"seqLen\": \"512\", \"mask\": \"none\", \"threads\": \"1\"",
-                        "ms/op", 8, 900)) + "]";
+                        "ms/op", 8, 900),
+                result("OnnxRuntimeAttentionCoreBenchmark.run", 1,
+                        "\"heads\": \"8\", \"headDim\": \"64\", \"seqLen\": \"512\", \"threads\": \"1\"", "ms/op", 10, 300)) + "]";
     }
 
     @Test
@@ -90,7 +93,7 @@ class GridReportTest {
     @Test
     void resultsCarryMedianThreadsParamsAndAllocation() {
         List<GridResults.Result> results = GridResults.parse(json());
-        assertEquals(7, results.size());
+        assertEquals(8, results.size());
         GridResults.Result fma = results.get(1);
         assertEquals("FmaPeakBenchmark.fma12", fma.benchmark());
         assertEquals(2, fma.threads());
@@ -121,8 +124,8 @@ class GridReportTest {
         assertTrue(md.contains("| 1 | 128 | 512 | 8 | none | 1 | 10.00 ms | 12.50 ms | 1.25x | 47% | 38% | 285.3 KiB | 1.5 KiB | 700 B |"), md);
         // (1, 512, 512): 8·512·512² + 4·512²·512 = 1610612736 flops; in 20 ms 80.5 GFLOP/s = 72% of 112.
         assertTrue(md.contains("| 1 | 512 | 512 | 8 | none | 2 | 20.00 ms | – | – | 72% | – | – | – | – |"), md);
-        // Attention core: 4·512²·8·64 = 536870912 flops in 8 ms = 67.1 GFLOP/s = 105% of 64.
-        assertTrue(md.contains("| 8 | 64 | 512 | none | 1 | 8.00 ms | 67.1 | 105% | 900 B |"), md);
+        // Attention core: 4·512²·8·64 = 536870912 flops in 8 ms = 67.1 GFLOP/s = 105% of 64; in 10 ms 53.7 = 84%.
+        assertTrue(md.contains("| 8 | 64 | 512 | none | 1 | 8.00 ms | 10.00 ms | 1.25x | 67.1 | 105% | 84% | 900 B | 300 B |"), md);
     }
 
     @Test
@@ -139,9 +142,10 @@ class GridReportTest {
         DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
         factory.setNamespaceAware(true);
         Document doc = factory.newDocumentBuilder().parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
-        // Panels: threads 1 (attn4j and ONNX Runtime, none), threads 2 (attn4j, none), attention core.
-        assertEquals(4, doc.getElementsByTagNameNS(SvgChart.SVG_NS, "polyline").getLength());
-        assertTrue(svg.contains("ONNX Runtime, none") && svg.contains("attention core, hd = 64"), svg);
+        // Panels: threads 1 (attn4j and ONNX Runtime, none), threads 2 (attn4j, none), attention core (both).
+        assertEquals(5, doc.getElementsByTagNameNS(SvgChart.SVG_NS, "polyline").getLength());
+        assertTrue(svg.contains("ONNX Runtime, none") && svg.contains("attn4j core, hd = 64")
+                && svg.contains("ONNX Runtime core, hd = 64"), svg);
         assertNull(GridReport.chart(GridResults.parse("[]"), FLOPS_PER_FMA), "nothing to draw");
     }
 

@@ -33,7 +33,8 @@ import java.util.Map;
  *   <li>the same for the encoder shapes {@code encoders} (B x L x E x H) over
  *       {@code encoderMasks} x {@code threads};</li>
  *   <li>the attention core {@link ScaledDotProductAttentionBenchmark}, unmasked, one thread, at
- *       head widths {@code headWidths} (H = 512 / hd) over {@code lengths};</li>
+ *       head widths {@code headWidths} (H = 512 / hd) over {@code lengths}, each point followed
+ *       by ONNX Runtime's attention op alone ({@link OnnxRuntimeAttentionCoreBenchmark});</li>
  *   <li>the FMA ceiling {@link FmaPeakBenchmark} on as many JMH threads as each thread count.</li>
  * </ul>
  * It writes every result as JMH JSON ({@code out}, the format of {@code -rf json}), then
@@ -107,14 +108,19 @@ public final class Grid {
             if (width <= 0 || EMBED_DIM % width != 0) {
                 throw new IllegalArgumentException("headWidths: expected divisors of " + EMBED_DIM + ", got " + hd);
             }
-            results.addAll(new Runner(common(opt)
-                    .include(anchored(ScaledDotProductAttentionBenchmark.class, "attention"))
-                    .param("heads", Integer.toString(EMBED_DIM / width))
-                    .param("headDim", hd)
-                    .param("seqLen", list(opt, "lengths"))
-                    .param("mask", "none")
-                    .param("threads", "1")
-                    .build()).run());
+            for (String l : list(opt, "lengths")) {
+                ChainedOptionsBuilder b = common(opt)
+                        .include(anchored(ScaledDotProductAttentionBenchmark.class, "attention"))
+                        .param("heads", Integer.toString(EMBED_DIM / width))
+                        .param("headDim", hd)
+                        .param("seqLen", l)
+                        .param("mask", "none")
+                        .param("threads", "1");
+                if (peer) {
+                    b.include(anchored(OnnxRuntimeAttentionCoreBenchmark.class, "run"));
+                }
+                results.addAll(new Runner(b.build()).run());
+            }
         }
 
         Path json = Path.of(opt.get("out"));

@@ -28,8 +28,9 @@ import java.util.function.UnaryOperator;
  * ({@code FmaPeakBenchmark.fma12}; effective flops: {@link Flops#attention}, whatever the mask
  * skips), and the bytes allocated per call ({@code -prof gc}) by {@code forward}, by
  * {@code forwardInto} and by ONNX Runtime's Java side. Per attention-core point
- * ({@code ScaledDotProductAttentionBenchmark.attention}): time, GFLOP/s
- * ({@link Flops#scoresAndValues}) and share of the ceiling. The FMA score (vector FMAs per ns)
+ * ({@code ScaledDotProductAttentionBenchmark.attention}, beside
+ * {@code OnnxRuntimeAttentionCoreBenchmark.run}): the same, with flops
+ * {@link Flops#scoresAndValues}. The FMA score (vector FMAs per ns)
  * is converted with this JVM's preferred vector length, so run the report on the machine that
  * measured.
  */
@@ -43,6 +44,7 @@ public final class GridReport {
     static final String MHA_INTO = "MultiHeadAttentionBenchmark.forwardInto";
     static final String ORT = "OnnxRuntimeAttentionBenchmark.run";
     static final String SDPA = "ScaledDotProductAttentionBenchmark.attention";
+    static final String ORT_CORE = "OnnxRuntimeAttentionCoreBenchmark.run";
     static final String FMA = "FmaPeakBenchmark.fma12";
 
     private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
@@ -156,16 +158,22 @@ public final class GridReport {
 
         List<GridResults.Result> sdpa = of(results, SDPA);
         if (!sdpa.isEmpty()) {
-            sb.append("\nAttention core `ScaledDotProductAttention.apply` on projected heads (1, H, L, hd), medians; "
-                    + "flops 4·L²·H·hd, whatever the mask skips.\n\n");
-            sb.append("| H | hd | L | mask | threads | attn4j | GFLOP/s | of ceiling | alloc |\n");
-            sb.append("| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+            sb.append("\nAttention core on projected heads (1, H, L, hd): `ScaledDotProductAttention.apply` against ONNX "
+                    + "Runtime's `MultiHeadAttention` op alone (unmasked only), medians; flops 4·L²·H·hd, whatever the mask "
+                    + "skips.\n\n");
+            sb.append("| H | hd | L | mask | threads | attn4j | ONNX Runtime | ratio | attn4j GFLOP/s | attn4j of ceiling "
+                    + "| ORT of ceiling | alloc attn4j | alloc ORT |\n");
+            sb.append("| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
             for (GridResults.Result a : sdpa) {
                 int h = a.intParam("heads"), hd = a.intParam("headDim"), l = a.intParam("seqLen");
                 double flops = Flops.scoresAndValues(1, l, (long) h * hd);
-                sb.append(String.format(Locale.ROOT, "| %d | %d | %d | %s | %d | %s | %.1f | %s | %s |%n", h, hd, l,
-                        a.params().get("mask"), a.intParam("threads"), millis(a), flops / a.millis() / 1e6,
-                        share(flops, a, ceiling(results, a.intParam("threads"), flopsPerFma)), bytes(a.allocBytes())));
+                double peak = ceiling(results, a.intParam("threads"), flopsPerFma);
+                GridResults.Result ort = sameCore(results, a);
+                sb.append(String.format(Locale.ROOT, "| %d | %d | %d | %s | %d | %s | %s | %s | %.1f | %s | %s | %s | %s |%n",
+                        h, hd, l, a.params().get("mask"), a.intParam("threads"), millis(a), ort == null ? "–" : millis(ort),
+                        ort == null ? "–" : String.format(Locale.ROOT, "%.2fx", ort.millis() / a.millis()),
+                        flops / a.millis() / 1e6, share(flops, a, peak), ort == null ? "–" : share(flops, ort, peak),
+                        bytes(a.allocBytes()), ort == null ? "–" : bytes(ort.allocBytes())));
             }
         }
         return sb.toString();
@@ -199,8 +207,11 @@ public final class GridReport {
             List<Integer> widths = distinct(sdpa, "headDim");
             for (int w = 0; w < widths.size(); w++) {
                 int hd = widths.get(w);
-                addSeries(series, "attention core, hd = " + hd, COLORS[(w + 3) % COLORS.length], "",
-                        sdpa.stream().filter(r -> r.intParam("threads") == t && r.intParam("headDim") == hd).toList(), r -> r);
+                List<GridResults.Result> points = sdpa.stream()
+                        .filter(r -> r.intParam("threads") == t && r.intParam("headDim") == hd).toList();
+                addSeries(series, "attn4j core, hd = " + hd, COLORS[(w + 3) % COLORS.length], "", points, r -> r);
+                addSeries(series, "ONNX Runtime core, hd = " + hd, COLORS[(w + 3) % COLORS.length], PEER_DASH, points,
+                        r -> sameCore(results, r));
             }
             panels.add(panel("attention core, threads = " + t, series, ceiling(results, t, flopsPerFma), t));
         }
@@ -237,7 +248,7 @@ public final class GridReport {
 
     /** Effective GFLOP/s of a self-attention or attention-core result. */
     static double gflops(GridResults.Result r) {
-        double flops = r.benchmark().equals(SDPA)
+        double flops = r.params().containsKey("headDim")
                 ? Flops.scoresAndValues(1, r.intParam("seqLen"), (long) r.intParam("heads") * r.intParam("headDim"))
                 : Flops.attention(r.intParam("batch"), r.intParam("seqLen"), r.intParam("embedDim"));
         return flops / r.millis() / 1e6;
@@ -257,6 +268,16 @@ public final class GridReport {
                 && List.of("batch", "seqLen", "embedDim", "numHeads", "mask", "threads").stream()
                 .allMatch(p -> a.params().get(p).equals(r.params().get(p)));
         return results.stream().filter(samePoint).findFirst().orElse(null);
+    }
+
+    /** ONNX Runtime's attention core at the point of the unmasked attn4j result {@code a}, or null. */
+    static GridResults.Result sameCore(List<GridResults.Result> results, GridResults.Result a) {
+        if (!"none".equals(a.params().get("mask"))) {
+            return null;
+        }
+        return results.stream().filter(r -> r.benchmark().equals(ORT_CORE)
+                && List.of("heads", "headDim", "seqLen", "threads").stream().allMatch(p -> a.params().get(p).equals(r.params().get(p))))
+                .findFirst().orElse(null);
     }
 
     private static String millis(GridResults.Result r) {
