@@ -144,8 +144,8 @@ class GridReportTest {
         Document doc = factory.newDocumentBuilder().parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
         // Panels: threads 1 (attn4j and ONNX Runtime, none), threads 2 (attn4j, none), attention core (both).
         assertEquals(5, doc.getElementsByTagNameNS(SvgChart.SVG_NS, "polyline").getLength());
-        assertTrue(svg.contains("ONNX Runtime, none") && svg.contains("attn4j core, hd = 64")
-                && svg.contains("ONNX Runtime core, hd = 64"), svg);
+        assertTrue(svg.contains("ONNX Runtime, none") && svg.contains("attn4j, hd = 64")
+                && svg.contains("ONNX Runtime, hd = 64"), svg);
         assertNull(GridReport.chart(GridResults.parse("[]"), FLOPS_PER_FMA), "nothing to draw");
     }
 

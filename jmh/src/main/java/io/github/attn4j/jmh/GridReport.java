@@ -209,8 +209,8 @@ public final class GridReport {
                 int hd = widths.get(w);
                 List<GridResults.Result> points = sdpa.stream()
                         .filter(r -> r.intParam("threads") == t && r.intParam("headDim") == hd).toList();
-                addSeries(series, "attn4j core, hd = " + hd, COLORS[(w + 3) % COLORS.length], "", points, r -> r);
-                addSeries(series, "ONNX Runtime core, hd = " + hd, COLORS[(w + 3) % COLORS.length], PEER_DASH, points,
+                addSeries(series, "attn4j, hd = " + hd, COLORS[(w + 3) % COLORS.length], "", points, r -> r);
+                addSeries(series, "ONNX Runtime, hd = " + hd, COLORS[(w + 3) % COLORS.length], PEER_DASH, points,
                         r -> sameCore(results, r));
             }
             panels.add(panel("attention core, threads = " + t, series, ceiling(results, t, flopsPerFma), t));
