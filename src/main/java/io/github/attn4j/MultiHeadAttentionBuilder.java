@@ -1,15 +1,18 @@
 package io.github.attn4j;
 
 import io.github.attn4j.internal.kernel.AttentionKernel;
+import io.github.attn4j.internal.kernel.PackedMatrix;
+import io.github.attn4j.internal.kernel.WeightRows;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
  * Configures and validates a {@link MultiHeadAttention}; start one with
  * {@link MultiHeadAttention#builder(int, int)}. Settings are checked when given where they can
- * be on their own, and together at {@link #build()}. Arrays are read at {@link #build()}: the
- * module copies (packs) what it needs and keeps no reference to them.
+ * be on their own, and together at {@link #build()}. Arrays and segments are read at
+ * {@link #build()}: the module copies (packs) what it needs and keeps no reference to them.
  */
 public final class MultiHeadAttentionBuilder {
     final int embedDim;
@@ -22,6 +25,10 @@ public final class MultiHeadAttentionBuilder {
     int threads = Runtime.getRuntime().availableProcessors();
     private boolean bias = true;
     private float[] wq, wk, wv, wo;
+    private MemorySegment sq, sk, sv, so;
+    private PackedMatrix.Format segmentFormat;
+    /** How the module stores its weights; null: as they were given (F32 for float arrays). */
+    private Precision weightPrecision;
     private float[] bq, bk, bv, bo;
     private long seed;
     private float scale = Float.NaN;
@@ -31,8 +38,12 @@ public final class MultiHeadAttentionBuilder {
     private float[] qNormWeight, kNormWeight;
     private float normEps;
 
-    /** The resolved projection weights and biases handed to the module, which reads them once. */
-    record Weights(float[] wq, float[] wk, float[] wv, float[] wo, float[] bq, float[] bk, float[] bv, float[] bo) {
+    /**
+     * The resolved projection weights and biases handed to the module, which reads them once and
+     * stores the weights as {@code format}.
+     */
+    record Weights(WeightRows wq, WeightRows wk, WeightRows wv, WeightRows wo, float[] bq, float[] bk, float[] bv,
+                   float[] bo, PackedMatrix.Format format) {
     }
 
     MultiHeadAttentionBuilder(int embedDim, int numHeads) {
@@ -187,7 +198,89 @@ public final class MultiHeadAttentionBuilder {
         this.wk = Checks.notNull(wk, "wk");
         this.wv = Checks.notNull(wv, "wv");
         this.wo = Checks.notNull(wo, "wo");
+        this.sq = this.sk = this.sv = this.so = null;
+        this.segmentFormat = null;
         return this;
+    }
+
+    /**
+     * Projection weights as stored in a model file: each segment holds the weight in
+     * {@code nn.Linear} layout, row-major as for {@link #weights(float[], float[], float[], float[])},
+     * as little-endian values of {@code format}: 2 bytes per element for {@link Precision#BF16}
+     * and {@link Precision#F16}, 4 for {@link Precision#F32}. That is the byte layout of a
+     * safetensors tensor of dtype BF16, F16 or F32 and of a GGUF tensor of type BF16, F16 or F32,
+     * so a segment sliced from a memory-mapped file ({@code FileChannel.map} and
+     * {@code MemorySegment.asSlice}) is handed over as it is; stacked weights (PyTorch's
+     * {@code in_proj_weight}) are slices of one segment. Heap, native and mapped segments with any
+     * alignment are accepted.
+     *
+     * <p>The segments are read once, at {@link #build()} (they must be alive then, and are not
+     * retained), and packed straight into the module's weight panels, stored as
+     * {@link #weightPrecision} if set, otherwise as {@code format}: 16-bit weights are kept as
+     * they are (bit for bit, half the bytes of float32) and no float32 copy of a whole weight is
+     * ever made. With F32 weights, or a different {@link #weightPrecision}, each element is
+     * widened exactly and rounded once to the stored precision.
+     *
+     * @param format the element type of the segments: F32, F16 or BF16
+     * @param wq     the query weight {@code (H·hd, E)}
+     * @param wk     the key weight {@code (KVH·hd, keyDim)}
+     * @param wv     the value weight {@code (KVH·hd, valueDim)}
+     * @param wo     the output weight {@code (E, H·hd)}
+     * @return this builder
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if {@code format} is {@link Precision#INT8}; segment sizes
+     *                                  are checked at {@link #build()}
+     */
+    public MultiHeadAttentionBuilder weights(Precision format, MemorySegment wq, MemorySegment wk, MemorySegment wv,
+                                             MemorySegment wo) {
+        this.segmentFormat = weightFormat(format, "format");
+        this.sq = Checks.notNull(wq, "wq");
+        this.sk = Checks.notNull(wk, "wk");
+        this.sv = Checks.notNull(wv, "wv");
+        this.so = Checks.notNull(wo, "wo");
+        this.wq = this.wk = this.wv = this.wo = null;
+        return this;
+    }
+
+    /**
+     * How the module stores its four projection weights: {@link Precision#F32},
+     * {@link Precision#BF16} or {@link Precision#F16}. Default: the precision they are given in
+     * (F32 for float arrays and the seeded initialization, the segments' format for
+     * {@link #weights(Precision, MemorySegment, MemorySegment, MemorySegment, MemorySegment)}).
+     *
+     * <p>A 16-bit precision rounds each weight once, at {@link #build()}, to nearest (ties to
+     * even), and keeps half the bytes. Arithmetic stays float32: the GEMMs widen the stored
+     * values exactly as they read them, so the module gives the same bits as an F32 module built
+     * from the rounded weights, on every thread count and kernel path. Biases, QK-norm weights
+     * and sinks stay float32.
+     *
+     * <p>A finite weight that would round to an infinity ({@code |x| >= 65520} for F16,
+     * {@code |x| >= 3.3961776e38} for BF16) is <b>rejected</b>: {@link #build()} throws an
+     * {@link IllegalArgumentException} naming the weight ({@code wq}, {@code wk}, {@code wv} or
+     * {@code wo}), the element's row and column and its value, rather than storing an infinity.
+     * NaN and the infinities are kept.
+     *
+     * @param precision F32, BF16 or F16
+     * @return this builder
+     * @throws NullPointerException     if {@code precision} is null
+     * @throws IllegalArgumentException if {@code precision} is {@link Precision#INT8}
+     */
+    public MultiHeadAttentionBuilder weightPrecision(Precision precision) {
+        weightFormat(precision, "precision");
+        this.weightPrecision = precision;
+        return this;
+    }
+
+    /** {@code precision} checked as a weight precision (F32, F16 or BF16), as the kernels' format. */
+    private static PackedMatrix.Format weightFormat(Precision precision, String name) {
+        Checks.notNull(precision, name);
+        return switch (precision) {
+            case F32 -> PackedMatrix.Format.F32;
+            case F16 -> PackedMatrix.Format.F16;
+            case BF16 -> PackedMatrix.Format.BF16;
+            case INT8 -> throw new IllegalArgumentException(name
+                    + ": expected F32, BF16 or F16 for weights (INT8 is a KvCache precision only), got INT8");
+        };
     }
 
     /**
@@ -380,7 +473,11 @@ public final class MultiHeadAttentionBuilder {
     /** The given weights and biases, checked, or the seeded initialization. */
     private Weights weights(long qWidth, long kvWidth) {
         float[] q, k, v, o;
-        if (wq == null) {
+        PackedMatrix.Format given = PackedMatrix.Format.F32;
+        if (sq != null) {
+            given = segmentFormat;
+            q = k = v = o = null;
+        } else if (wq == null) {
             SplittableRandom random = new SplittableRandom(seed);
             boolean sameWidths = keyDim == embedDim && valueDim == embedDim;
             float qkvBound = (float) Math.sqrt(6.0 / (embedDim + qWidth + 2 * kvWidth));
@@ -404,7 +501,27 @@ public final class MultiHeadAttentionBuilder {
         checkBias(bk, kvWidth, "bk", "(KVH*hd)");
         checkBias(bv, kvWidth, "bv", "(KVH*hd)");
         checkBias(bo, embedDim, "bo", "(E)");
-        return new Weights(q, k, v, o, bq, bk, bv, bo);
+        PackedMatrix.Format stored = weightPrecision == null ? given : weightFormat(weightPrecision, "precision");
+        if (sq == null) {
+            return new Weights(WeightRows.of("wq", q, (int) qWidth, embedDim), WeightRows.of("wk", k, (int) kvWidth, keyDim),
+                    WeightRows.of("wv", v, (int) kvWidth, valueDim), WeightRows.of("wo", o, embedDim, (int) qWidth),
+                    bq, bk, bv, bo, stored);
+        }
+        return new Weights(segment(sq, given, qWidth, embedDim, "wq", "(H*hd " + qWidth + " x E " + embedDim + ")"),
+                segment(sk, given, kvWidth, keyDim, "wk", "(KVH*hd " + kvWidth + " x keyDim " + keyDim + ")"),
+                segment(sv, given, kvWidth, valueDim, "wv", "(KVH*hd " + kvWidth + " x valueDim " + valueDim + ")"),
+                segment(so, given, embedDim, qWidth, "wo", "(E " + embedDim + " x H*hd " + qWidth + ")"),
+                bq, bk, bv, bo, stored);
+    }
+
+    /** A weight segment of {@code rows x cols} elements of {@code format}, its size checked. */
+    private static WeightRows segment(MemorySegment s, PackedMatrix.Format format, long rows, long cols, String name,
+                                      String layout) {
+        int bytesPer = format == PackedMatrix.Format.F32 ? 4 : 2;
+        long expected = bytesPer * rows * cols;
+        Checks.check(s.byteSize() == expected, name, "byteSize " + expected + " (" + bytesPer + " bytes per " + format
+                + " element of " + layout + ")", "byteSize " + s.byteSize());
+        return WeightRows.of(name, s, format, (int) rows, (int) cols);
     }
 
     private static void checkBias(float[] b, long length, String name, String layout) {
