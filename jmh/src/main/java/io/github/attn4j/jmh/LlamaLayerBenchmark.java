@@ -3,6 +3,7 @@ package io.github.attn4j.jmh;
 import io.github.attn4j.AttentionMask;
 import io.github.attn4j.KvCache;
 import io.github.attn4j.MultiHeadAttention;
+import io.github.attn4j.Precision;
 import io.github.attn4j.RotaryEmbedding;
 import io.github.attn4j.Tensor;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -57,8 +58,8 @@ public class LlamaLayerBenchmark {
     static final int KV_HEADS = 8;
     static final int HEAD_DIM = 128;
 
-    /** The Llama-3-8B-shaped module (random weights from a fixed seed) on {@code threads} threads. */
-    static MultiHeadAttention llama(int threads) {
+    /** The Llama-3-8B-shaped module (random weights from a fixed seed) on {@code threads} threads, weights stored as {@code weights}. */
+    static MultiHeadAttention llama(int threads, Precision weights) {
         return MultiHeadAttention.builder(EMBED_DIM, HEADS)
                 .kvHeads(KV_HEADS)
                 .headDim(HEAD_DIM)
@@ -66,6 +67,7 @@ public class LlamaLayerBenchmark {
                 .rotary(RotaryEmbedding.of(HEAD_DIM, 500000).llama3Scaling(8, 1, 4, 8192))
                 .seed(1)
                 .threads(threads)
+                .weightPrecision(weights)
                 .build();
     }
 
@@ -93,12 +95,15 @@ public class LlamaLayerBenchmark {
         @Param({"1", "2"})
         public int threads;
 
+        @Param({"F32", "BF16"})
+        public Precision weightPrecision;
+
         MultiHeadAttention module;
         Tensor x;
 
         @Setup
         public void setUp() {
-            module = llama(threads);
+            module = llama(threads, weightPrecision);
             x = Inputs.uniform(new SplittableRandom(3), 1, seqLen, EMBED_DIM);
         }
     }
@@ -111,14 +116,20 @@ public class LlamaLayerBenchmark {
         @Param({"1", "2"})
         public int threads;
 
+        @Param({"F32", "BF16"})
+        public Precision weightPrecision;
+
+        @Param({"F32", "BF16"})
+        public Precision cachePrecision;
+
         MultiHeadAttention module;
         KvCache cache;
         Tensor token;
 
         @Setup
         public void setUp() {
-            module = llama(threads);
-            cache = module.newKvCache(1, cacheLength + 1);
+            module = llama(threads, weightPrecision);
+            cache = module.newKvCache(1, cacheLength + 1, cachePrecision);
             SplittableRandom random = new SplittableRandom(5);
             CacheFill.fill(cache, new int[]{cacheLength}, random);
             token = Inputs.uniform(random, 1, 1, EMBED_DIM);
