@@ -322,15 +322,16 @@ public final class Gemm {
      * reads them, exactly, so the bits are those of the float32 panels of the same values. With
      * several A micro-panels, a whole group is widened once and reused by all of them (the
      * widening is one pass against {@code mc} multiply-adds per element); with one (a decode
-     * step's few rows), each micro-panel is widened right before its only use, into a buffer
-     * that stays in L1.
+     * step's few rows, where reading B is the cost), {@link MicroKernel#halfRow} widens the
+     * panel's values in registers as it loads them, one row of A at a time.
      */
     private static void macroKernel(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
                                     float[] c, int cOff, int ldc) {
         int kc = block.kc();
         PackedMatrix half = block.half();
         boolean perPanel = mc <= MR;
-        float[] wide = half == null ? null : WORKSPACE.get().wide(kc * (perPanel ? NR : Math.min(nb, Kernels.roundUp(jTo - jFrom, NR))));
+        float[] wide = half == null || perPanel ? null
+                : WORKSPACE.get().wide(kc * Math.min(nb, Kernels.roundUp(jTo - jFrom, NR)));
         for (int jb = jFrom; jb < jTo; jb += nb) {
             int jbEnd = Math.min(jTo, jb + nb);
             float[] b = block.data();
@@ -343,14 +344,17 @@ public final class Gemm {
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
                 for (int jr = jb; jr < jbEnd; jr += NR) {
-                    int bOff = bBase + jr * kc;
+                    int nr = Math.min(NR, jbEnd - jr);
                     if (half != null && perPanel) {
-                        half.widen(block.offset() + jr * kc, wide, NR * kc);
-                        b = wide;
-                        bOff = 0;
+                        for (int i = 0; i < mr; i++) {
+                            Kernels.MICRO.halfRow(kc, aBuf, ir * kc + i, half.half(), block.offset() + jr * kc,
+                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr, nr,
+                                    block.accumulate());
+                        }
+                    } else {
+                        Kernels.MICRO.packedBlock(kc, aBuf, ir * kc, b, bBase + jr * kc,
+                                c, cOff + ir * ldc + jr, ldc, mr, nr, block.accumulate());
                     }
-                    Kernels.MICRO.packedBlock(kc, aBuf, ir * kc, b, bOff,
-                            c, cOff + ir * ldc + jr, ldc, mr, Math.min(NR, jbEnd - jr), block.accumulate());
                 }
             }
         }

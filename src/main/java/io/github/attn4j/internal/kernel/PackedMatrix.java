@@ -136,6 +136,11 @@ public final class PackedMatrix {
         return data;
     }
 
+    /** The packed 16-bit elements, null for float32 panels; package-private, never written after construction. */
+    short[] half() {
+        return half;
+    }
+
     /**
      * Widens the {@code n} 16-bit elements from index {@code from} of the packed layout to
      * float32 at the start of {@code dst} (exact); only for F16 and BF16 panels.

@@ -89,6 +89,39 @@ class PackedWeightsTest {
         }
     }
 
+    /**
+     * {@link MicroKernel#halfRow} widens every 16-bit pattern (subnormals, infinities and NaNs
+     * included) as {@link Kernels#DECODE} does, which {@link HalfFloatTest} checks exhaustively:
+     * one step of the reduction per pattern, against {@link MicroKernel#packedBlock} on the
+     * widened panel.
+     */
+    @Test
+    void halfRowWidensEveryPatternLikeTheDecodeLoops() {
+        int mr = Kernels.MR;
+        float[] a = new float[mr];
+        a[0] = 1.5f;
+        for (boolean bf16 : new boolean[]{true, false}) {
+            for (int round = 0; round < 20; round++) {   // repeated so that C2 compiles the loops
+                for (int first = 0; first < 65536; first += NR) {
+                    short[] panel = new short[NR];
+                    for (int j = 0; j < NR; j++) {
+                        panel[j] = (short) (first + j);
+                    }
+                    float[] wide = new float[NR];
+                    if (bf16) {
+                        Kernels.DECODE.bf16(panel, 0, wide, 0, NR);
+                    } else {
+                        Kernels.DECODE.f16(panel, 0, wide, 0, NR);
+                    }
+                    float[] expected = new float[NR], actual = new float[NR];
+                    Kernels.MICRO.packedBlock(1, a, 0, wide, 0, expected, 0, NR, 1, NR, false);
+                    Kernels.MICRO.halfRow(1, a, 0, panel, 0, bf16, actual, 0, NR, false);
+                    assertSameBits(expected, actual, (bf16 ? "BF16" : "F16") + " patterns from 0x" + Integer.toHexString(first));
+                }
+            }
+        }
+    }
+
     private static void assertSameBits(float[] expected, float[] actual, String what) {
         for (int i = 0; i < expected.length; i++) {
             if (Float.floatToRawIntBits(expected[i]) != Float.floatToRawIntBits(actual[i])) {
