@@ -38,8 +38,13 @@ import java.util.concurrent.TimeUnit;
  *       values do not change the speed). Bytes per second = {@link #decodeBytes}(cacheLength) /
  *       time: the four projection weights ({@code 4·4096·10240} bytes, 168 MB) plus the cached
  *       keys and values ({@code 2·cacheLength·8·128·4} bytes, 32 and 128 MiB at 4096 and 16384
- *       tokens); compare with {@link MemoryBandwidthBenchmark}.</li>
+ *       tokens); compare with {@link MemoryBandwidthBenchmark}. Both counts are for F32 weights
+ *       and cache; BF16 halves each part.</li>
  * </ul>
+ *
+ * <p>{@code weightPrecision} (both benchmarks) stores the projection weights as F32 or BF16
+ * ({@code MultiHeadAttentionBuilder.weightPrecision}); {@code cachePrecision} (decode) is the
+ * precision of the cache the step reads.
  *
  * <p>Expected times, from short runs on one thread of a shared 2-core AVX2 machine (load average
  * about 9, so on an idle core expect less): prefill at L = 512 took 1.35 and 1.57 s per warmed
