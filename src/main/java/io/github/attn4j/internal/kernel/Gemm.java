@@ -34,9 +34,10 @@ import java.util.Objects;
  * ranges of row blocks to threads without changing any result bit; K is never split.
  *
  * <p>A prepacked B may hold 16-bit floats ({@link PackedMatrix.Format}): the macro-kernel widens
- * its panels into a float32 buffer of the thread before the same micro-kernel reads them (see
- * {@code macroKernel}), exactly, so the product has the bits of the float32 product with the
- * rounded values, on every thread count.
+ * a group of its panels into a float32 buffer of the thread before the same micro-kernel reads
+ * them, or, for a product of a few rows, {@link MicroKernel#halfRow} widens them as it loads them
+ * (see {@code macroKernel}). Widening is exact and the reduction order the same, so the product
+ * has the bits of the float32 product with the rounded values, on every thread count.
  *
  * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
  * {@code MC * KC + KC * NC} floats, 4.5 MiB, plus {@code KC * NB} floats, 512 KiB, for widened
