@@ -185,7 +185,7 @@ public final class MultiHeadAttentionBuilder {
     /**
      * Projection weights in {@code nn.Linear} layout {@code (out_features, in_features)},
      * row-major: wq {@code (H·hd, E)}, wk and wv {@code (KVH·hd, E)}, wo {@code (E, H·hd)}.
-     * Read at {@link #build()}.
+     * Read at {@link #build()}; stored as float32 unless {@link #weightPrecision} says otherwise.
      *
      * @param wq the query weight {@code (H·hd, E)}
      * @param wk the key weight {@code (KVH·hd, keyDim)}
