@@ -165,6 +165,40 @@ class WeightPrecisionTest {
     }
 
     /**
+     * Building from 16-bit segments allocates the packed 16-bit weights and little else: no
+     * float32 copy of a weight, which alone would be twice the packed bytes. Counted as the bytes
+     * the building thread allocates (packing runs on it), against the float32 size of the weights;
+     * the same segments stored as F32 allocate that size, which shows the count sees the packing.
+     */
+    @Test
+    void buildingFromSixteenBitSegmentsMakesNoFloat32Copy() {
+        int[] s = {256, 4, 1, 64, 256, 256};
+        float[][] p = parameters(s, new SplittableRandom(8));
+        long floatBytes = 4L * (p[0].length + p[1].length + p[2].length + p[3].length);
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment[] seg = new MemorySegment[4];
+            for (int i = 0; i < 4; i++) {
+                seg[i] = fileBytes(arena, p[i], Precision.BF16);
+            }
+            for (Precision stored : new Precision[]{Precision.BF16, Precision.F32, Precision.BF16}) {
+                MultiHeadAttentionBuilder b = builder(s, 1).bias(false).weights(Precision.BF16, seg[0], seg[1], seg[2], seg[3])
+                        .weightPrecision(stored);
+                long before = threads.getCurrentThreadAllocatedBytes();
+                MultiHeadAttention m = b.build();
+                double ratio = (double) (threads.getCurrentThreadAllocatedBytes() - before) / floatBytes;
+                String what = "stored as " + stored + ": allocated " + ratio + " x the float32 bytes " + floatBytes;
+                if (stored == Precision.BF16) {
+                    assertTrue(ratio >= 0.5 && ratio <= 0.55, what);
+                } else {
+                    assertTrue(ratio >= 1 && ratio <= 1.05, what);
+                }
+                java.lang.ref.Reference.reachabilityFence(m);
+            }
+        }
+    }
+
+    /**
      * {@code w} as a model file stores it: little-endian values of {@code format} (rounded
      * here), in a native segment sliced at an odd byte offset, so that no element is aligned.
      */
