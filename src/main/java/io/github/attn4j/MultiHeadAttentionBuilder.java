@@ -6,7 +6,6 @@ import io.github.attn4j.internal.kernel.WeightRows;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.SplittableRandom;
 
 /**
  * Configures and validates a {@link MultiHeadAttention}; start one with
@@ -24,9 +23,7 @@ public final class MultiHeadAttentionBuilder {
     int valueDim;
     int threads = Runtime.getRuntime().availableProcessors();
     private boolean bias = true;
-    private float[] wq, wk, wv, wo;
-    private MemorySegment sq, sk, sv, so;
-    private PackedMatrix.Format segmentFormat;
+    private GivenWeights given = GivenWeights.NONE;
     /** How the module stores its weights; null: as they were given (F32 for float arrays). */
     private Precision weightPrecision;
     private float[] bq, bk, bv, bo;
@@ -194,12 +191,7 @@ public final class MultiHeadAttentionBuilder {
      * @return this builder
      */
     public MultiHeadAttentionBuilder weights(float[] wq, float[] wk, float[] wv, float[] wo) {
-        this.wq = Checks.notNull(wq, "wq");
-        this.wk = Checks.notNull(wk, "wk");
-        this.wv = Checks.notNull(wv, "wv");
-        this.wo = Checks.notNull(wo, "wo");
-        this.sq = this.sk = this.sv = this.so = null;
-        this.segmentFormat = null;
+        this.given = GivenWeights.arrays(wq, wk, wv, wo);
         return this;
     }
 
@@ -233,12 +225,7 @@ public final class MultiHeadAttentionBuilder {
      */
     public MultiHeadAttentionBuilder weights(Precision format, MemorySegment wq, MemorySegment wk, MemorySegment wv,
                                              MemorySegment wo) {
-        this.segmentFormat = weightFormat(format, "format");
-        this.sq = Checks.notNull(wq, "wq");
-        this.sk = Checks.notNull(wk, "wk");
-        this.sv = Checks.notNull(wv, "wv");
-        this.so = Checks.notNull(wo, "wo");
-        this.wq = this.wk = this.wv = this.wo = null;
+        this.given = GivenWeights.segments(weightFormat(format, "format"), wq, wk, wv, wo);
         return this;
     }
 
@@ -472,73 +459,20 @@ public final class MultiHeadAttentionBuilder {
 
     /** The given weights and biases, checked, or the seeded initialization. */
     private Weights weights(long qWidth, long kvWidth) {
-        float[] q, k, v, o;
-        PackedMatrix.Format given = PackedMatrix.Format.F32;
-        if (sq != null) {
-            given = segmentFormat;
-            q = k = v = o = null;
-        } else if (wq == null) {
-            SplittableRandom random = new SplittableRandom(seed);
-            boolean sameWidths = keyDim == embedDim && valueDim == embedDim;
-            float qkvBound = (float) Math.sqrt(6.0 / (embedDim + qWidth + 2 * kvWidth));
-            q = uniform(random, qWidth * embedDim, sameWidths ? qkvBound : xavier(embedDim, qWidth));
-            k = uniform(random, kvWidth * keyDim, sameWidths ? qkvBound : xavier(keyDim, kvWidth));
-            v = uniform(random, kvWidth * valueDim, sameWidths ? qkvBound : xavier(valueDim, kvWidth));
-            o = uniform(random, embedDim * qWidth, (float) (1.0 / Math.sqrt(qWidth)));
-        } else {
-            Checks.length(wq, qWidth * embedDim, "wq", "(H*hd " + qWidth + " x E " + embedDim + ")");
-            Checks.length(wk, kvWidth * keyDim, "wk", "(KVH*hd " + kvWidth + " x keyDim " + keyDim + ")");
-            Checks.length(wv, kvWidth * valueDim, "wv", "(KVH*hd " + kvWidth + " x valueDim " + valueDim + ")");
-            Checks.length(wo, embedDim * qWidth, "wo", "(E " + embedDim + " x H*hd " + qWidth + ")");
-            q = wq;
-            k = wk;
-            v = wv;
-            o = wo;
-        }
+        WeightRows[] w = given.resolve((int) qWidth, (int) kvWidth, embedDim, keyDim, valueDim, seed);
         Checks.check(bias || (bq == null && bk == null && bv == null && bo == null), "biases",
                 "no biases when bias(false) is set", "a bias array");
         checkBias(bq, qWidth, "bq", "(H*hd)");
         checkBias(bk, kvWidth, "bk", "(KVH*hd)");
         checkBias(bv, kvWidth, "bv", "(KVH*hd)");
         checkBias(bo, embedDim, "bo", "(E)");
-        PackedMatrix.Format stored = weightPrecision == null ? given : weightFormat(weightPrecision, "precision");
-        if (sq == null) {
-            return new Weights(WeightRows.of("wq", q, (int) qWidth, embedDim), WeightRows.of("wk", k, (int) kvWidth, keyDim),
-                    WeightRows.of("wv", v, (int) kvWidth, valueDim), WeightRows.of("wo", o, embedDim, (int) qWidth),
-                    bq, bk, bv, bo, stored);
-        }
-        return new Weights(segment(sq, given, qWidth, embedDim, "wq", "(H*hd " + qWidth + " x E " + embedDim + ")"),
-                segment(sk, given, kvWidth, keyDim, "wk", "(KVH*hd " + kvWidth + " x keyDim " + keyDim + ")"),
-                segment(sv, given, kvWidth, valueDim, "wv", "(KVH*hd " + kvWidth + " x valueDim " + valueDim + ")"),
-                segment(so, given, embedDim, qWidth, "wo", "(E " + embedDim + " x H*hd " + qWidth + ")"),
-                bq, bk, bv, bo, stored);
-    }
-
-    /** A weight segment of {@code rows x cols} elements of {@code format}, its size checked. */
-    private static WeightRows segment(MemorySegment s, PackedMatrix.Format format, long rows, long cols, String name,
-                                      String layout) {
-        int bytesPer = format == PackedMatrix.Format.F32 ? 4 : 2;
-        long expected = bytesPer * rows * cols;
-        Checks.check(s.byteSize() == expected, name, "byteSize " + expected + " (" + bytesPer + " bytes per " + format
-                + " element of " + layout + ")", "byteSize " + s.byteSize());
-        return WeightRows.of(name, s, format, (int) rows, (int) cols);
+        PackedMatrix.Format stored = weightPrecision == null ? given.format() : weightFormat(weightPrecision, "precision");
+        return new Weights(w[0], w[1], w[2], w[3], bq, bk, bv, bo, stored);
     }
 
     private static void checkBias(float[] b, long length, String name, String layout) {
         if (b != null) {
             Checks.length(b, length, name, layout + " or null for no bias");
         }
-    }
-
-    private static float xavier(long fanIn, long fanOut) {
-        return (float) Math.sqrt(6.0 / (fanIn + fanOut));
-    }
-
-    private static float[] uniform(SplittableRandom random, long n, float bound) {
-        float[] w = new float[(int) n];
-        for (int i = 0; i < w.length; i++) {
-            w[i] = (float) random.nextDouble(-bound, bound);
-        }
-        return w;
     }
 }
