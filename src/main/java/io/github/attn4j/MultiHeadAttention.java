@@ -3,6 +3,7 @@ package io.github.attn4j;
 import io.github.attn4j.internal.kernel.AttentionKernel;
 import io.github.attn4j.internal.kernel.HeadLayout;
 import io.github.attn4j.internal.kernel.PackedMatrix;
+import io.github.attn4j.internal.kernel.WeightRows;
 
 import java.util.Arrays;
 
@@ -64,19 +65,19 @@ public final class MultiHeadAttention {
         boolean selfAttention = keyDim == embedDim && valueDim == embedDim;
         int panel = PackedMatrix.panelWidth();
         if (selfAttention && qWidth % panel == 0 && kvWidth % panel == 0) {
-            Projection qkv = Projection.stacked(embedDim, new float[][]{w.wq(), w.wk(), w.wv()},
-                    new float[][]{w.bq(), w.bk(), w.bv()}, qWidth, kvWidth, kvWidth);
+            Projection qkv = Projection.stacked(new WeightRows[]{w.wq(), w.wk(), w.wv()},
+                    new float[][]{w.bq(), w.bk(), w.bv()}, w.format());
             this.q = qkv.columns(0, qWidth);
             this.k = qkv.columns(qWidth, qWidth + kvWidth);
             this.v = qkv.columns(qWidth + kvWidth, qWidth + 2 * kvWidth);
             this.selfProjections = new Projection[]{qkv};
         } else {
-            this.q = Projection.of(w.wq(), w.bq(), qWidth, embedDim);
-            this.k = Projection.of(w.wk(), w.bk(), kvWidth, keyDim);
-            this.v = Projection.of(w.wv(), w.bv(), kvWidth, valueDim);
+            this.q = Projection.of(w.wq(), w.bq(), w.format());
+            this.k = Projection.of(w.wk(), w.bk(), w.format());
+            this.v = Projection.of(w.wv(), w.bv(), w.format());
             this.selfProjections = selfAttention ? new Projection[]{q, k, v} : null;
         }
-        this.out = Projection.of(w.wo(), w.bo(), embedDim, qWidth);
+        this.out = Projection.of(w.wo(), w.bo(), w.format());
     }
 
     /**
