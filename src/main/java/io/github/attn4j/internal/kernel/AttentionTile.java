@@ -86,8 +86,7 @@ final class AttentionTile {
             if (!any) {
                 continue;
             }
-            kv.keys(j0, nk, ws.keys);
-            scoreTile(ws.query, ws.keys, kv.d, rows, blockKeys, s);
+            kv.scores(ws.query, rows, j0, nk, blockKeys, s, ws.keys);
             boolean transformed = transforms && !tile.keepsAllKeys(mask, j0, j0 + nk);
             for (int r = 0; r < rows; r++) {
                 int off = r * BK;
@@ -126,7 +125,6 @@ final class AttentionTile {
                 Kernels.ROWS.exp2ShiftAccumulate(s, at, n, newMax, ws.rowSum, r * SUM_LANES);
                 ws.rowMax[r] = newMax;
             }
-            kv.values(j0, nk, ws.values);
             multiplyValues(kv, ws.values, s, 0, BK, rows, j0, nk, blockKeys, o);
         }
     }
@@ -186,25 +184,9 @@ final class AttentionTile {
         Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);
         for (int j0 = 0; j0 < keys; j0 += BK) {
             int nk = Math.min(BK, keys - j0);
-            kv.values(j0, nk, ws.values);
             multiplyValues(kv, ws.values, weights, base + j0, keys, rows, j0, nk, null, ws.acc);
         }
         store(out, ws.acc, kv.dvPad, tile);
-    }
-
-    /**
-     * Scores of the packed query tile {@code qs} against the key tile for each MR-row block
-     * {@code ir}, up to {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK).
-     */
-    private static void scoreTile(float[] qs, KeyValueSource.Tile keys, int d, int rows, int[] blockKeys, float[] s) {
-        for (int ir = 0; ir < rows; ir += MR) {
-            int mr = Math.min(MR, rows - ir);
-            int nk = blockKeys[ir / MR];
-            for (int jr = 0; jr < nk; jr += NR) {
-                Kernels.MICRO.packedBlock(d, qs, ir * d, keys.data, keys.offset + jr * d,
-                        s, ir * BK + jr, BK, mr, Math.min(NR, nk - jr), false);
-            }
-        }
     }
 
     /**
@@ -217,17 +199,10 @@ final class AttentionTile {
     private static void multiplyValues(KeyValueSource kv, KeyValueSource.Tile v, float[] p, int pOff, int ldp,
                                        int rows, int j0, int nk, int[] blockKeys, float[] o) {
         if (kv.hasNonFiniteValues(j0, j0 + nk)) {
+            kv.values(j0, nk, v);
             multiplyValuesSkippingZeros(kv.dvPad, v, p, pOff, ldp, rows, nk, o);
-            return;
-        }
-        int dvPad = kv.dvPad;
-        for (int ir = 0; ir < rows; ir += MR) {
-            int kc = blockKeys == null ? nk : blockKeys[ir / MR];
-            if (kc == 0) {
-                continue;
-            }
-            Kernels.MICRO.blocks(kc, p, pOff + ir * ldp, ldp, v.data, v.offset, v.stride, dvPad / NR,
-                    o, ir * dvPad, dvPad, Math.min(MR, rows - ir), NR, true);
+        } else {
+            kv.multiplyValues(p, pOff, ldp, rows, j0, nk, blockKeys, o, v);
         }
     }
 

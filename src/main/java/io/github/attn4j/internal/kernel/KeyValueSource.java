@@ -70,6 +70,44 @@ public abstract class KeyValueSource {
      */
     abstract void values(int j0, int nk, Tile tile);
 
+    /**
+     * Scores of the packed query tile {@code qs} (rows MR apart, {@link Packing#packScaledRows})
+     * against keys {@code [j0, j0 + nk)}: for each MR-row block {@code ir}, up to
+     * {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK), through the micro-kernel
+     * on the tile {@link #keys} points {@code tile} at. A narrow source may compute the same
+     * products without the decoded tile.
+     */
+    void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
+        keys(j0, nk, tile);
+        for (int ir = 0; ir < rows; ir += Kernels.MR) {
+            int mr = Math.min(Kernels.MR, rows - ir);
+            int n = blockKeys[ir / Kernels.MR];
+            for (int jr = 0; jr < n; jr += Kernels.NR) {
+                Kernels.MICRO.packedBlock(d, qs, ir * d, tile.data, tile.offset + jr * d,
+                        s, ir * AttentionKernel.BK + jr, AttentionKernel.BK, mr, Math.min(Kernels.NR, n - jr), false);
+            }
+        }
+    }
+
+    /**
+     * {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}, weights at
+     * {@code p[pOff + r * ldp + j]}; when {@code blockKeys} is not null, MR-row block {@code ir}
+     * stops after {@code blockKeys[ir / MR]} keys. Through the micro-kernel on the tile
+     * {@link #values} points {@code tile} at; a narrow source may compute the same products
+     * without the decoded tile. The caller leaves out tiles with non-finite values
+     * ({@link #hasNonFiniteValues}).
+     */
+    void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
+        values(j0, nk, tile);
+        for (int ir = 0; ir < rows; ir += Kernels.MR) {
+            int kc = blockKeys == null ? nk : blockKeys[ir / Kernels.MR];
+            if (kc > 0) {
+                Kernels.MICRO.blocks(kc, p, pOff + ir * ldp, ldp, tile.data, tile.offset, tile.stride, dvPad / Kernels.NR,
+                        o, ir * dvPad, dvPad, Math.min(Kernels.MR, rows - ir), Kernels.NR, true);
+            }
+        }
+    }
+
     /** Whether a value row of a key in {@code [j0, j1)} holds NaN or an infinity. */
     abstract boolean hasNonFiniteValues(int j0, int j1);
 
