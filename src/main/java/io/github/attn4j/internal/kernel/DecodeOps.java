@@ -1,7 +1,8 @@
 package io.github.attn4j.internal.kernel;
 
 /**
- * The loops that widen a narrow cache's stored keys and values to float32, one tile at a time.
+ * The loops that widen a narrow cache's stored keys and values to float32, one tile at a time,
+ * and the products that widen them inside the micro-kernel's loop instead.
  * {@link Kernels#DECODE} is the implementation chosen at startup ({@link VectorDecodeOps} or
  * {@link ScalarDecodeOps}). Each output element is one exactly specified operation on its stored
  * bits (integer moves, at most one float multiplication), so every path gives the same bits.

@@ -13,7 +13,7 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * scratch in exactly the float32 panel layout, so the tile kernel reads it as it reads float32
  * panels, and gets the same bits as from float32 panels holding the decoded values. Products for
  * at most {@link DecodeOps#PRODUCT_ROWS} query rows (a decode step) skip the decoded tile: the
- * {@link DecodeOps} products widen the stored panels in registers ({@link #keyProduct},
+ * {@link DecodeOps} products widen the stored panels as they read them ({@link #keyProduct},
  * {@link #valueProduct}), with the same bits.
  *
  * <p>This class keeps the length, the growth and the per-tile flags of value rows holding NaN

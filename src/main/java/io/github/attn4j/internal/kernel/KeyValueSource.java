@@ -3,9 +3,11 @@ package io.github.attn4j.internal.kernel;
 /**
  * The keys and values of one (batch row, key/value head) as the attention tile kernel reads them:
  * a tile of keys in the micro-kernel's B layout for the scores {@code Q Kᵀ}, a tile of values in
- * the same layout for {@code P V}. How they are stored is the source's business: float32 panels
+ * the same layout for {@code P V}, and the two products over them ({@link #scores},
+ * {@link #multiplyValues}). How they are stored is the source's business: float32 panels
  * ({@link KeyValuePanels}) hand out their own arrays, a narrower storage type decodes the tile
- * into the {@link Tile}'s scratch; the tile kernel never knows which.
+ * into the {@link Tile}'s scratch, or computes a decode step's products straight from its
+ * stored panels; the tile kernel never knows which.
  *
  * <p>Tiles are requested at key offsets that are multiples of {@link Kernels#NR} and at most
  * {@link AttentionKernel#BK} keys long.
