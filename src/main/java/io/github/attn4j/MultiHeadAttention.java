@@ -3,6 +3,7 @@ package io.github.attn4j;
 import io.github.attn4j.internal.kernel.AttentionKernel;
 import io.github.attn4j.internal.kernel.HeadLayout;
 import io.github.attn4j.internal.kernel.PackedMatrix;
+import io.github.attn4j.internal.kernel.WeightRows;
 
 import java.util.Arrays;
 
@@ -64,19 +65,19 @@ public final class MultiHeadAttention {
         boolean selfAttention = keyDim == embedDim && valueDim == embedDim;
         int panel = PackedMatrix.panelWidth();
         if (selfAttention && qWidth % panel == 0 && kvWidth % panel == 0) {
-            Projection qkv = Projection.stacked(embedDim, new float[][]{w.wq(), w.wk(), w.wv()},
-                    new float[][]{w.bq(), w.bk(), w.bv()}, qWidth, kvWidth, kvWidth);
+            Projection qkv = Projection.stacked(new WeightRows[]{w.wq(), w.wk(), w.wv()},
+                    new float[][]{w.bq(), w.bk(), w.bv()}, w.format());
             this.q = qkv.columns(0, qWidth);
             this.k = qkv.columns(qWidth, qWidth + kvWidth);
             this.v = qkv.columns(qWidth + kvWidth, qWidth + 2 * kvWidth);
             this.selfProjections = new Projection[]{qkv};
         } else {
-            this.q = Projection.of(w.wq(), w.bq(), qWidth, embedDim);
-            this.k = Projection.of(w.wk(), w.bk(), kvWidth, keyDim);
-            this.v = Projection.of(w.wv(), w.bv(), kvWidth, valueDim);
+            this.q = Projection.of(w.wq(), w.bq(), w.format());
+            this.k = Projection.of(w.wk(), w.bk(), w.format());
+            this.v = Projection.of(w.wv(), w.bv(), w.format());
             this.selfProjections = selfAttention ? new Projection[]{q, k, v} : null;
         }
-        this.out = Projection.of(w.wo(), w.bo(), embedDim, qWidth);
+        this.out = Projection.of(w.wo(), w.bo(), w.format());
     }
 
     /**
@@ -172,7 +173,37 @@ public final class MultiHeadAttention {
      * @return the output {@code (B, Lq, E)}
      */
     public Tensor forward(Tensor query, Tensor key, Tensor value, AttentionMask mask) {
-        return run(query, key, value, mask, false).output();
+        return run(query, key, value, mask, false, null).output();
+    }
+
+    /**
+     * Like {@link #forward(Tensor, Tensor, Tensor, AttentionMask)}, writing the output into
+     * {@code out} instead of a new tensor: same bits, and no result allocated, so steady-state
+     * calls of one shape allocate only a few bookkeeping objects. {@code out} may be backed by a
+     * {@code float[]}, written in place, or by a writable {@link java.lang.foreign.MemorySegment},
+     * which receives the result in one bulk copy from a buffer the calling thread keeps.
+     *
+     * <p>{@code out} may share storage with {@code query}, {@code key}, {@code value} or a tensor
+     * of {@code mask} (for example {@code forward(x, mask, x)}, a residual stream updated in
+     * place): every input is read completely before the first element of {@code out} is written.
+     * When the call throws, {@code out} is unchanged if the arguments were rejected, and
+     * unspecified otherwise.
+     *
+     * @param query queries {@code (B, Lq, E)}
+     * @param key keys {@code (B, Lk, keyDim)}
+     * @param value values {@code (B, Lk, valueDim)}
+     * @param mask which keys each query attends to
+     * @param out receives the output {@code (B, Lq, E)}
+     * @return {@code out}
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the inputs' shapes disagree, the mask does not fit, or
+     *                                  {@code out} is not of shape {@code (B, Lq, E)} or is over
+     *                                  a read-only segment
+     */
+    public Tensor forward(Tensor query, Tensor key, Tensor value, AttentionMask mask, Tensor out) {
+        Checks.notNull(out, "out");
+        run(query, key, value, mask, false, out);
+        return out;
     }
 
     /**
@@ -183,7 +214,27 @@ public final class MultiHeadAttention {
      * @return the output {@code (B, L, E)}
      */
     public Tensor forward(Tensor x, AttentionMask mask) {
-        return run(x, x, x, mask, false).output();
+        return run(x, x, x, mask, false, null).output();
+    }
+
+    /**
+     * Self-attention into {@code out}: {@code forward(x, x, x, mask, out)}, with one fused Q/K/V
+     * projection. {@code out} may be {@code x} itself (see
+     * {@link #forward(Tensor, Tensor, Tensor, AttentionMask, Tensor)}).
+     *
+     * @param x the sequence {@code (B, L, E)}
+     * @param mask which keys each query attends to
+     * @param out receives the output {@code (B, L, E)}
+     * @return {@code out}
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code x} is not {@code (B, L, E)}, the mask does not
+     *                                  fit, or {@code out} is not of shape {@code (B, L, E)} or
+     *                                  is over a read-only segment
+     */
+    public Tensor forward(Tensor x, AttentionMask mask, Tensor out) {
+        Checks.notNull(out, "out");
+        run(x, x, x, mask, false, out);
+        return out;
     }
 
     /**
@@ -197,7 +248,7 @@ public final class MultiHeadAttention {
      * @return the output {@code (B, Lq, E)} and the weights {@code (B, H, Lq, Lk)}
      */
     public AttentionOutput forwardWithWeights(Tensor query, Tensor key, Tensor value, AttentionMask mask) {
-        return run(query, key, value, mask, true);
+        return run(query, key, value, mask, true, null);
     }
 
     /**
@@ -283,7 +334,9 @@ public final class MultiHeadAttention {
         return cached(xNew, cache, mask, tokens);
     }
 
-    private AttentionOutput run(Tensor query, Tensor key, Tensor value, AttentionMask mask, boolean withWeights) {
+    /** The uncached entry points; {@code target} (checked here) receives the output, or null for a new tensor. */
+    private AttentionOutput run(Tensor query, Tensor key, Tensor value, AttentionMask mask, boolean withWeights,
+                                Tensor target) {
         Checks.rank(query, 3, "query", "(B, Lq, E)");
         Checks.rank(key, 3, "key", "(B, Lk, keyDim)");
         Checks.rank(value, 3, "value", "(B, Lk, valueDim)");
@@ -296,9 +349,12 @@ public final class MultiHeadAttention {
         Checks.dim(value, 1, lk, "value", "key length Lk (from key)");
         Checks.dim(value, 2, valueDim, "value", "valueDim");
         mask.checkApplicable(batch, numHeads, lq, lk);
+        if (target != null) {
+            Outputs.check(target, "(B, Lq, E)", batch, lq, embedDim);
+        }
         int weightsSize = withWeights ? Checks.elementCount("weights (B, H, Lq, Lk)", batch, numHeads, lq, lk) : 0;
         float[] weights = withWeights ? new float[weightsSize] : null;
-        Tensor output = pipeline(query, key, value, null, (qh, kh, vh, attended) ->
+        Tensor output = pipeline(query, key, value, null, target, (qh, kh, vh, attended) ->
                 AttentionKernel.forward(qh, kh, vh, attended, mask.toScoreMask(batch, numHeads, lq, lk), scores, weights,
                         threads));
         return new AttentionOutput(output, weights == null ? null : Tensor.of(weights, batch, numHeads, lq, lk));
@@ -327,7 +383,7 @@ public final class MultiHeadAttention {
         int maxKeys = Arrays.stream(rowKeys).max().orElse(0);
         AttentionMask joined = AttentionMask.causal().and(mask);
         joined.checkApplicable(batch, numHeads, t, maxKeys);
-        Tensor output = pipeline(xNew, xNew, xNew, start, (qh, kh, vh, attended) -> {
+        Tensor output = pipeline(xNew, xNew, xNew, start, null, (qh, kh, vh, attended) -> {
             // The kernel takes the query heads that share a key/value head as rows of one tile
             // (GQA), so one pass over each group's cached keys and values serves all of them.
             cache.append(kh, vh, appended);
@@ -365,9 +421,10 @@ public final class MultiHeadAttention {
      * heads (the token-major layout already is the merge), output projection. Query and key
      * {@code t} of batch row {@code b} sit at position {@code start[b] + t} ({@code t} when
      * {@code start} is null). Self-attention ({@code query == key == value}) projects with the
-     * fused q | k | v projection.
+     * fused q | k | v projection. The output goes into {@code target} (already checked), or into
+     * a new tensor when it is null; either is returned.
      */
-    private Tensor pipeline(Tensor query, Tensor key, Tensor value, int[] start, Attend attend) {
+    private Tensor pipeline(Tensor query, Tensor key, Tensor value, int[] start, Tensor target, Attend attend) {
         int batch = query.dim(0), lq = query.dim(1), lk = key.dim(1);
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
@@ -401,7 +458,14 @@ public final class MultiHeadAttention {
         }
         float[] attended = Scratch.get(Scratch.ATTENDED, qSize);
         attend.run(qh, kh, vh, HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth));
-        return Tensor.of(out.apply(attended, batch * lq, outSize, threads), batch, lq, embedDim);
+        if (target == null) {
+            return Tensor.of(out.apply(attended, batch * lq, outSize, threads), batch, lq, embedDim);
+        }
+        // Inputs and masks were all read above, so target may share their storage.
+        float[] y = Outputs.buffer(target, false);
+        out.applyInto(attended, batch * lq, y, 0, embedDim, threads);
+        Outputs.publish(target, y);
+        return target;
     }
 
     /** Positions {@code [batch][length]}: {@code start[b] + t}, or {@code t} when {@code start} is null. */

@@ -1,15 +1,17 @@
 package io.github.attn4j;
 
 import io.github.attn4j.internal.kernel.AttentionKernel;
+import io.github.attn4j.internal.kernel.PackedMatrix;
+import io.github.attn4j.internal.kernel.WeightRows;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.SplittableRandom;
 
 /**
  * Configures and validates a {@link MultiHeadAttention}; start one with
  * {@link MultiHeadAttention#builder(int, int)}. Settings are checked when given where they can
- * be on their own, and together at {@link #build()}. Arrays are read at {@link #build()}: the
- * module copies (packs) what it needs and keeps no reference to them.
+ * be on their own, and together at {@link #build()}. Arrays and segments are read at
+ * {@link #build()}: the module copies (packs) what it needs and keeps no reference to them.
  */
 public final class MultiHeadAttentionBuilder {
     final int embedDim;
@@ -21,7 +23,9 @@ public final class MultiHeadAttentionBuilder {
     int valueDim;
     int threads = Runtime.getRuntime().availableProcessors();
     private boolean bias = true;
-    private float[] wq, wk, wv, wo;
+    private GivenWeights given = GivenWeights.NONE;
+    /** How the module stores its weights; null: as they were given (F32 for float arrays). */
+    private Precision weightPrecision;
     private float[] bq, bk, bv, bo;
     private long seed;
     private float scale = Float.NaN;
@@ -31,8 +35,12 @@ public final class MultiHeadAttentionBuilder {
     private float[] qNormWeight, kNormWeight;
     private float normEps;
 
-    /** The resolved projection weights and biases handed to the module, which reads them once. */
-    record Weights(float[] wq, float[] wk, float[] wv, float[] wo, float[] bq, float[] bk, float[] bv, float[] bo) {
+    /**
+     * The resolved projection weights and biases handed to the module, which reads them once and
+     * stores the weights as {@code format}.
+     */
+    record Weights(WeightRows wq, WeightRows wk, WeightRows wv, WeightRows wo, float[] bq, float[] bk, float[] bv,
+                   float[] bo, PackedMatrix.Format format) {
     }
 
     MultiHeadAttentionBuilder(int embedDim, int numHeads) {
@@ -174,7 +182,7 @@ public final class MultiHeadAttentionBuilder {
     /**
      * Projection weights in {@code nn.Linear} layout {@code (out_features, in_features)},
      * row-major: wq {@code (H·hd, E)}, wk and wv {@code (KVH·hd, E)}, wo {@code (E, H·hd)}.
-     * Read at {@link #build()}.
+     * Read at {@link #build()}; stored as float32 unless {@link #weightPrecision} says otherwise.
      *
      * @param wq the query weight {@code (H·hd, E)}
      * @param wk the key weight {@code (KVH·hd, keyDim)}
@@ -183,11 +191,83 @@ public final class MultiHeadAttentionBuilder {
      * @return this builder
      */
     public MultiHeadAttentionBuilder weights(float[] wq, float[] wk, float[] wv, float[] wo) {
-        this.wq = Checks.notNull(wq, "wq");
-        this.wk = Checks.notNull(wk, "wk");
-        this.wv = Checks.notNull(wv, "wv");
-        this.wo = Checks.notNull(wo, "wo");
+        this.given = GivenWeights.arrays(wq, wk, wv, wo);
         return this;
+    }
+
+    /**
+     * Projection weights as stored in a model file: each segment holds the weight in
+     * {@code nn.Linear} layout, row-major as for {@link #weights(float[], float[], float[], float[])},
+     * as little-endian values of {@code format}: 2 bytes per element for {@link Precision#BF16}
+     * and {@link Precision#F16}, 4 for {@link Precision#F32}. That is the byte layout of a
+     * safetensors tensor of dtype BF16, F16 or F32 and of a GGUF tensor of type BF16, F16 or F32,
+     * so a segment sliced from a memory-mapped file ({@code FileChannel.map} and
+     * {@code MemorySegment.asSlice}) is handed over as it is; stacked weights (PyTorch's
+     * {@code in_proj_weight}) are slices of one segment. Heap, native and mapped segments with any
+     * alignment are accepted.
+     *
+     * <p>The segments are read once, at {@link #build()} (they must be alive then, and are not
+     * retained), and packed straight into the module's weight panels, stored as
+     * {@link #weightPrecision} if set, otherwise as {@code format}: 16-bit weights are kept as
+     * they are (bit for bit, half the bytes of float32) and no float32 copy of a whole weight is
+     * ever made. With F32 weights, or a different {@link #weightPrecision}, each element is
+     * widened exactly and rounded once to the stored precision.
+     *
+     * @param format the element type of the segments: F32, F16 or BF16
+     * @param wq     the query weight {@code (H·hd, E)}
+     * @param wk     the key weight {@code (KVH·hd, keyDim)}
+     * @param wv     the value weight {@code (KVH·hd, valueDim)}
+     * @param wo     the output weight {@code (E, H·hd)}
+     * @return this builder
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if {@code format} is {@link Precision#INT8}; segment sizes
+     *                                  are checked at {@link #build()}
+     */
+    public MultiHeadAttentionBuilder weights(Precision format, MemorySegment wq, MemorySegment wk, MemorySegment wv,
+                                             MemorySegment wo) {
+        this.given = GivenWeights.segments(weightFormat(format, "format"), wq, wk, wv, wo);
+        return this;
+    }
+
+    /**
+     * How the module stores its four projection weights: {@link Precision#F32},
+     * {@link Precision#BF16} or {@link Precision#F16}. Default: the precision they are given in
+     * (F32 for float arrays and the seeded initialization, the segments' format for
+     * {@link #weights(Precision, MemorySegment, MemorySegment, MemorySegment, MemorySegment)}).
+     *
+     * <p>A 16-bit precision rounds each weight once, at {@link #build()}, to nearest (ties to
+     * even), and keeps half the bytes. Arithmetic stays float32: the GEMMs widen the stored
+     * values exactly as they read them, so the module gives the same bits as an F32 module built
+     * from the rounded weights, on every thread count and kernel path. Biases, QK-norm weights
+     * and sinks stay float32.
+     *
+     * <p>A finite weight that would round to an infinity ({@code |x| >= 65520} for F16,
+     * {@code |x| >= 3.3961776e38} for BF16) is <b>rejected</b>: {@link #build()} throws an
+     * {@link IllegalArgumentException} naming the weight ({@code wq}, {@code wk}, {@code wv} or
+     * {@code wo}), the element's row and column and its value, rather than storing an infinity.
+     * NaN and the infinities are kept.
+     *
+     * @param precision F32, BF16 or F16
+     * @return this builder
+     * @throws NullPointerException     if {@code precision} is null
+     * @throws IllegalArgumentException if {@code precision} is {@link Precision#INT8}
+     */
+    public MultiHeadAttentionBuilder weightPrecision(Precision precision) {
+        weightFormat(precision, "precision");
+        this.weightPrecision = precision;
+        return this;
+    }
+
+    /** {@code precision} checked as a weight precision (F32, F16 or BF16), as the kernels' format. */
+    private static PackedMatrix.Format weightFormat(Precision precision, String name) {
+        Checks.notNull(precision, name);
+        return switch (precision) {
+            case F32 -> PackedMatrix.Format.F32;
+            case F16 -> PackedMatrix.Format.F16;
+            case BF16 -> PackedMatrix.Format.BF16;
+            case INT8 -> throw new IllegalArgumentException(name
+                    + ": expected F32, BF16 or F16 for weights (INT8 is a KvCache precision only), got INT8");
+        };
     }
 
     /**
@@ -379,49 +459,20 @@ public final class MultiHeadAttentionBuilder {
 
     /** The given weights and biases, checked, or the seeded initialization. */
     private Weights weights(long qWidth, long kvWidth) {
-        float[] q, k, v, o;
-        if (wq == null) {
-            SplittableRandom random = new SplittableRandom(seed);
-            boolean sameWidths = keyDim == embedDim && valueDim == embedDim;
-            float qkvBound = (float) Math.sqrt(6.0 / (embedDim + qWidth + 2 * kvWidth));
-            q = uniform(random, qWidth * embedDim, sameWidths ? qkvBound : xavier(embedDim, qWidth));
-            k = uniform(random, kvWidth * keyDim, sameWidths ? qkvBound : xavier(keyDim, kvWidth));
-            v = uniform(random, kvWidth * valueDim, sameWidths ? qkvBound : xavier(valueDim, kvWidth));
-            o = uniform(random, embedDim * qWidth, (float) (1.0 / Math.sqrt(qWidth)));
-        } else {
-            Checks.length(wq, qWidth * embedDim, "wq", "(H*hd " + qWidth + " x E " + embedDim + ")");
-            Checks.length(wk, kvWidth * keyDim, "wk", "(KVH*hd " + kvWidth + " x keyDim " + keyDim + ")");
-            Checks.length(wv, kvWidth * valueDim, "wv", "(KVH*hd " + kvWidth + " x valueDim " + valueDim + ")");
-            Checks.length(wo, embedDim * qWidth, "wo", "(E " + embedDim + " x H*hd " + qWidth + ")");
-            q = wq;
-            k = wk;
-            v = wv;
-            o = wo;
-        }
+        WeightRows[] w = given.resolve((int) qWidth, (int) kvWidth, embedDim, keyDim, valueDim, seed);
         Checks.check(bias || (bq == null && bk == null && bv == null && bo == null), "biases",
                 "no biases when bias(false) is set", "a bias array");
         checkBias(bq, qWidth, "bq", "(H*hd)");
         checkBias(bk, kvWidth, "bk", "(KVH*hd)");
         checkBias(bv, kvWidth, "bv", "(KVH*hd)");
         checkBias(bo, embedDim, "bo", "(E)");
-        return new Weights(q, k, v, o, bq, bk, bv, bo);
+        PackedMatrix.Format stored = weightPrecision == null ? given.format() : weightFormat(weightPrecision, "precision");
+        return new Weights(w[0], w[1], w[2], w[3], bq, bk, bv, bo, stored);
     }
 
     private static void checkBias(float[] b, long length, String name, String layout) {
         if (b != null) {
             Checks.length(b, length, name, layout + " or null for no bias");
         }
-    }
-
-    private static float xavier(long fanIn, long fanOut) {
-        return (float) Math.sqrt(6.0 / (fanIn + fanOut));
-    }
-
-    private static float[] uniform(SplittableRandom random, long n, float bound) {
-        float[] w = new float[(int) n];
-        for (int i = 0; i < w.length; i++) {
-            w[i] = (float) random.nextDouble(-bound, bound);
-        }
-        return w;
     }
 }

@@ -1,11 +1,16 @@
 package io.github.attn4j;
 
 /**
- * How a {@link KvCache} stores its keys and values. Attention always computes in float32: a
- * narrower cache rounds each key and value once, when it is appended, and widens a tile of them
- * back to float32 each time the attention kernel reads it. The rounded values widen exactly, on
- * every kernel path (scalar and every vector width), so a cache of a given precision gives the
- * same bits everywhere, and the same bits as an F32 cache holding the rounded values.
+ * How a {@link KvCache} stores its keys and values, and how a {@link MultiHeadAttention} stores
+ * its projection weights ({@link MultiHeadAttentionBuilder#weightPrecision}: F32, F16 or BF16).
+ * Attention always computes in float32: a narrower cache rounds each key and value once, when it
+ * is appended, and widens a tile of them back to float32 each time the attention kernel reads it;
+ * narrower weights are rounded once, when the module is built, and widened panel by panel as the
+ * projections read them. The rounded values widen exactly, on every kernel path (scalar and
+ * every vector width), so a cache or weights of a given precision give the same bits everywhere,
+ * and the same bits as an F32 cache or F32 weights holding the rounded values. A finite value a
+ * 16-bit format cannot hold is rejected (see {@link #F16}) whether it is a key, a value or a
+ * weight. INT8 is for caches only.
  *
  * <p>Decoding reads the whole cache once per step, so its time is mostly the bytes streamed from
  * memory: a narrower cache is faster and holds more tokens in the same memory.

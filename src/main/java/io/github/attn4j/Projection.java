@@ -3,13 +3,15 @@ package io.github.attn4j;
 import io.github.attn4j.internal.kernel.Gemm;
 import io.github.attn4j.internal.kernel.MatrixView;
 import io.github.attn4j.internal.kernel.PackedMatrix;
+import io.github.attn4j.internal.kernel.WeightRows;
 
 import java.util.Arrays;
 
 /**
  * An {@code nn.Linear} layer {@code y = x·Wᵀ + b} whose weight is packed for the GEMM kernel once,
  * at construction, and reused by every call. The packed copy is the only copy of the weight it
- * keeps: the caller's array is read once and not retained.
+ * keeps: the caller's array or segment is read once and not retained. The packed weight holds
+ * float32 or 16-bit values ({@link PackedMatrix.Format}); the bias stays float32.
  */
 final class Projection {
     final int outFeatures;
@@ -24,33 +26,35 @@ final class Projection {
         this.bias = bias;
     }
 
-    /** {@code weight} is {@code (out, in)} row-major, read once; {@code bias} is {@code (out)} or null, copied. */
-    static Projection of(float[] weight, float[] bias, int outFeatures, int inFeatures) {
-        return new Projection(Gemm.pack(transposed(weight, outFeatures, inFeatures)), bias == null ? null : bias.clone());
+    /**
+     * {@code weight} is {@code (out, in)}, read once and stored as {@code format}; {@code bias} is
+     * {@code (out)} or null, copied.
+     */
+    static Projection of(WeightRows weight, float[] bias, PackedMatrix.Format format) {
+        return new Projection(Gemm.packWeights(format, new WeightRows[]{weight}), bias == null ? null : bias.clone());
     }
 
     /**
      * One projection whose output features are those of the parts, in order: part i has weight
-     * {@code weights[i]} {@code (outFeatures[i], in)} and bias {@code biases[i]} (null: none).
-     * Packed as one matrix with no stacked copy, so every part but the last must have a multiple
-     * of {@link PackedMatrix#panelWidth()} outputs; {@link #columns} then gives each part back.
+     * {@code weights[i]} {@code (out_i, in)} and bias {@code biases[i]} (null: none), stored as
+     * {@code format}. Packed as one matrix with no stacked copy, so every part but the last must
+     * have a multiple of {@link PackedMatrix#panelWidth()} outputs; {@link #columns} then gives
+     * each part back.
      */
-    static Projection stacked(int inFeatures, float[][] weights, float[][] biases, int... outFeatures) {
-        MatrixView[] parts = new MatrixView[weights.length];
+    static Projection stacked(WeightRows[] weights, float[][] biases, PackedMatrix.Format format) {
         int total = 0;
         boolean hasBias = false;
-        for (int i = 0; i < parts.length; i++) {
-            parts[i] = transposed(weights[i], outFeatures[i], inFeatures);
-            total += outFeatures[i];
+        for (int i = 0; i < weights.length; i++) {
+            total += weights[i].rows();
             hasBias |= biases[i] != null;
         }
         float[] bias = hasBias ? new float[total] : null;
-        for (int i = 0, at = 0; i < parts.length; at += outFeatures[i], i++) {
+        for (int i = 0, at = 0; i < weights.length; at += weights[i].rows(), i++) {
             if (biases[i] != null) {
-                System.arraycopy(biases[i], 0, bias, at, outFeatures[i]);
+                System.arraycopy(biases[i], 0, bias, at, weights[i].rows());
             }
         }
-        return new Projection(Gemm.packColumns(parts), bias);
+        return new Projection(Gemm.packWeights(format, weights), bias);
     }
 
     /** Output features {@code [from, to)} as a projection of their own, sharing the packed weight. */
@@ -81,9 +85,5 @@ final class Projection {
         }
         Gemm.multiply(MatrixView.rowMajor(x, 0, rows, inFeatures, inFeatures), packed, y, column, ldc, bias != null,
                 threads);
-    }
-
-    private static MatrixView transposed(float[] weight, int outFeatures, int inFeatures) {
-        return MatrixView.rowMajor(weight, 0, outFeatures, inFeatures, inFeatures).transpose();
     }
 }

@@ -128,7 +128,33 @@ public final class ScaledDotProductAttention {
      */
     public Tensor attend(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
         Checks.rank(q, 4, "q", "(B, H, Lq, d)");
-        return run(q, k, v, mask, scores(q), false, threads).output();
+        return run(q, k, v, mask, scores(q), false, threads, null).output();
+    }
+
+    /**
+     * Like {@link #attend(Tensor, Tensor, Tensor, AttentionMask)}, writing the output into
+     * {@code out} instead of a new tensor: same bits, no result allocated. {@code out} may be
+     * backed by a {@code float[]} or by a writable {@link java.lang.foreign.MemorySegment}. It may
+     * share its array with {@code q}, {@code k}, {@code v} or a tensor of {@code mask}: the
+     * result is then computed into a buffer the calling thread keeps and copied into {@code out}
+     * at the end, as for a segment.
+     *
+     * @param q queries {@code (B, H, Lq, d)}
+     * @param k keys {@code (B, KVH, Lk, d)}
+     * @param v values {@code (B, KVH, Lk, dv)}
+     * @param mask which keys each query attends to
+     * @param out receives the output {@code (B, H, Lq, dv)}
+     * @return {@code out}
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if shapes disagree, the mask does not fit the scores, the
+     *                                  sinks are not one per query head, or {@code out} is not of
+     *                                  shape {@code (B, H, Lq, dv)} or is over a read-only segment
+     */
+    public Tensor attend(Tensor q, Tensor k, Tensor v, AttentionMask mask, Tensor out) {
+        Checks.rank(q, 4, "q", "(B, H, Lq, d)");
+        Checks.notNull(out, "out");
+        run(q, k, v, mask, scores(q), false, threads, out);
+        return out;
     }
 
     /**
@@ -221,7 +247,7 @@ public final class ScaledDotProductAttention {
      */
     public static Tensor apply(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale, int threads) {
         Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
-        return run(q, k, v, mask, AttentionKernel.Scores.scaled(scale), false, Checks.positive(threads, "threads")).output();
+        return run(q, k, v, mask, AttentionKernel.Scores.scaled(scale), false, Checks.positive(threads, "threads"), null).output();
     }
 
     /**
@@ -237,7 +263,7 @@ public final class ScaledDotProductAttention {
      */
     public static AttentionOutput applyWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask, float scale) {
         Checks.check(Float.isFinite(scale), "scale", "a finite value", scale);
-        return run(q, k, v, mask, AttentionKernel.Scores.scaled(scale), true, Runtime.getRuntime().availableProcessors());
+        return run(q, k, v, mask, AttentionKernel.Scores.scaled(scale), true, Runtime.getRuntime().availableProcessors(), null);
     }
 
     /**
@@ -253,11 +279,12 @@ public final class ScaledDotProductAttention {
      */
     public AttentionOutput attendWithWeights(Tensor q, Tensor k, Tensor v, AttentionMask mask) {
         Checks.rank(q, 4, "q", "(B, H, Lq, d)");
-        return run(q, k, v, mask, scores(q), true, threads);
+        return run(q, k, v, mask, scores(q), true, threads, null);
     }
 
+    /** Every uncached entry point; {@code target} (checked here) receives the output, or null for a new tensor. */
     private static AttentionOutput run(Tensor q, Tensor k, Tensor v, AttentionMask mask, AttentionKernel.Scores scores,
-                                       boolean withWeights, int threads) {
+                                       boolean withWeights, int threads, Tensor target) {
         Checks.rank(q, 4, "q", "(B, H, Lq, d)");
         Checks.rank(k, 4, "k", "(B, KVH, Lk, d)");
         Checks.rank(v, 4, "v", "(B, KVH, Lk, dv)");
@@ -274,7 +301,12 @@ public final class ScaledDotProductAttention {
         mask.checkApplicable(batch, heads, lq, lk);
 
         Checks.elementCount("output (B, H, Lq, dv)", batch, heads, lq, dv);
-        Tensor out = Tensor.zeros(batch, heads, lq, dv);
+        if (target != null) {
+            Outputs.check(target, "(B, H, Lq, dv)", batch, heads, lq, dv);
+        }
+        Tensor out = target != null ? target : Tensor.zeros(batch, heads, lq, dv);
+        // The kernel reads q, k, v and the mask while it writes, so it never writes into their storage.
+        float[] result = target != null ? Outputs.buffer(target, readsArrayOf(target, q, k, v, mask)) : out.data();
         Tensor weights = withWeights
                 ? Tensor.of(new float[Checks.elementCount("weights", batch, heads, lq, lk)], batch, heads, lq, lk)
                 : null;
@@ -282,9 +314,26 @@ public final class ScaledDotProductAttention {
                 HeadLayout.headsMajor(q.data(), batch, heads, lq, d),
                 HeadLayout.headsMajor(k.data(), batch, kvHeads, lk, d),
                 HeadLayout.headsMajor(v.data(), batch, kvHeads, lk, dv),
-                HeadLayout.headsMajor(out.data(), batch, heads, lq, dv),
+                HeadLayout.headsMajor(result, batch, heads, lq, dv),
                 mask.toScoreMask(batch, heads, lq, lk), scores,
                 weights == null ? null : weights.data(), threads);
+        if (target != null) {
+            Outputs.publish(target, result);
+        }
         return new AttentionOutput(out, weights);
+    }
+
+    /** Whether {@code out}'s array is also the array of {@code q}, {@code k}, {@code v} or a tensor of {@code mask}. */
+    private static boolean readsArrayOf(Tensor out, Tensor q, Tensor k, Tensor v, AttentionMask mask) {
+        if (out.sharesArray(q) || out.sharesArray(k) || out.sharesArray(v)) {
+            return true;
+        }
+        for (AttentionMask.Part part : mask.parts()) {
+            if ((part instanceof AttentionMask.Keep(Tensor keep) && out.sharesArray(keep))
+                    || (part instanceof AttentionMask.Additive(Tensor bias) && out.sharesArray(bias))) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -190,6 +190,33 @@ public final class Tensor {
         return data != null ? data : toArray();
     }
 
+    /** The backing array itself, or null when the tensor is over a segment that is not a whole {@code float[]}. */
+    float[] array() {
+        return data;
+    }
+
+    /** True when the tensor is over a read-only segment, so that it cannot be written. */
+    boolean isReadOnly() {
+        return segment != null && segment.isReadOnly();
+    }
+
+    /**
+     * Writes {@code src[0, size())} over the elements, row-major: one bulk copy into the array or
+     * the segment, nothing allocated.
+     */
+    void copyFrom(float[] src) {
+        if (data != null) {
+            System.arraycopy(src, 0, data, 0, size);
+        } else {
+            MemorySegment.copy(src, 0, segment, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, size);
+        }
+    }
+
+    /** True when both tensors are over the same {@code float[]} (identity), whatever their shapes. */
+    boolean sharesArray(Tensor other) {
+        return data != null && data == other.data;
+    }
+
     @Override
     public String toString() {
         return "Tensor" + Arrays.toString(shape);

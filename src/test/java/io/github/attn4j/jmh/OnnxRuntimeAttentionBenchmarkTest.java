@@ -87,6 +87,54 @@ class OnnxRuntimeAttentionBenchmarkTest {
     }
 
     @Test
+    void attentionCoreModelComputesScaledDotProductAttention() throws OrtException {
+        for (int[] hdl : new int[][]{{4, 8, 13}, {2, 32, 40}, {1, 16, 1}}) {
+            int h = hdl[0], d = hdl[1], length = hdl[2];
+            SplittableRandom random = new SplittableRandom(h * 100L + d + length);
+            Tensor q = RandomTensors.uniform(random, 1, h, length, d);
+            Tensor k = RandomTensors.uniform(random, 1, h, length, d);
+            Tensor v = RandomTensors.uniform(random, 1, h, length, d);
+            float[] actual;
+            try (OnnxAttentionSession s = OnnxAttentionSession.attentionCore(OnnxModel.attentionCore(h, h * d), 1,
+                    OnnxRuntimeAttentionCoreBenchmark.tokenMajor(q.toArray(), h, length, d),
+                    OnnxRuntimeAttentionCoreBenchmark.tokenMajor(k.toArray(), h, length, d),
+                    OnnxRuntimeAttentionCoreBenchmark.tokenMajor(v.toArray(), h, length, d), 1, length, h * d)) {
+                s.run();
+                actual = s.output();
+            }
+            float[] expected = ReferenceAttention.scaledDotProduct(q, k, v, AttentionMask.none(), (float) (1 / Math.sqrt(d)))
+                    .output().toArray();
+            Tolerance.assertClose(OnnxRuntimeAttentionCoreBenchmark.tokenMajor(expected, h, length, d), actual, d + length,
+                    "H=" + h + " hd=" + d + " L=" + length);
+        }
+    }
+
+    @Test
+    void tokenMajorMovesEachHeadRowToItsColumns() {
+        float[] headsMajor = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};    // (H=2, L=3, d=2)
+        assertArrayEquals(new float[]{1, 2, 7, 8, 3, 4, 9, 10, 5, 6, 11, 12},
+                OnnxRuntimeAttentionCoreBenchmark.tokenMajor(headsMajor, 2, 3, 2));
+    }
+
+    @Test
+    void attentionCoreSetupAcceptsOnnxRuntime() throws OrtException {
+        for (int threads = 1; threads <= 2; threads++) {
+            OnnxRuntimeAttentionCoreBenchmark b = new OnnxRuntimeAttentionCoreBenchmark();
+            b.heads = 4;
+            b.headDim = 16;
+            b.seqLen = 37;
+            b.threads = threads;
+            b.setUp();
+            try {
+                assertEquals(37 * 4 * 16, b.run().capacity());
+            } finally {
+                b.tearDown();
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> OnnxModel.attentionCore(3, 16));
+    }
+
+    @Test
     void causalAndPaddingChangeTheOutput() throws OrtException {
         int e = 16, h = 2, length = 8;
         SplittableRandom random = new SplittableRandom(5);

@@ -3,6 +3,7 @@ package io.github.attn4j.jmh;
 import io.github.attn4j.AttentionMask;
 import io.github.attn4j.KvCache;
 import io.github.attn4j.MultiHeadAttention;
+import io.github.attn4j.Precision;
 import io.github.attn4j.RotaryEmbedding;
 import io.github.attn4j.Tensor;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -37,8 +38,13 @@ import java.util.concurrent.TimeUnit;
  *       values do not change the speed). Bytes per second = {@link #decodeBytes}(cacheLength) /
  *       time: the four projection weights ({@code 4·4096·10240} bytes, 168 MB) plus the cached
  *       keys and values ({@code 2·cacheLength·8·128·4} bytes, 32 and 128 MiB at 4096 and 16384
- *       tokens); compare with {@link MemoryBandwidthBenchmark}.</li>
+ *       tokens); compare with {@link MemoryBandwidthBenchmark}. Both counts are for F32 weights
+ *       and cache; BF16 halves each part.</li>
  * </ul>
+ *
+ * <p>{@code weightPrecision} (both benchmarks) stores the projection weights as F32 or BF16
+ * ({@code MultiHeadAttentionBuilder.weightPrecision}); {@code cachePrecision} (decode) is the
+ * precision of the cache the step reads.
  *
  * <p>Expected times, from short runs on one thread of a shared 2-core AVX2 machine (load average
  * about 9, so on an idle core expect less): prefill at L = 512 took 1.35 and 1.57 s per warmed
@@ -57,8 +63,8 @@ public class LlamaLayerBenchmark {
     static final int KV_HEADS = 8;
     static final int HEAD_DIM = 128;
 
-    /** The Llama-3-8B-shaped module (random weights from a fixed seed) on {@code threads} threads. */
-    static MultiHeadAttention llama(int threads) {
+    /** The Llama-3-8B-shaped module (random weights from a fixed seed) on {@code threads} threads, weights stored as {@code weights}. */
+    static MultiHeadAttention llama(int threads, Precision weights) {
         return MultiHeadAttention.builder(EMBED_DIM, HEADS)
                 .kvHeads(KV_HEADS)
                 .headDim(HEAD_DIM)
@@ -66,6 +72,7 @@ public class LlamaLayerBenchmark {
                 .rotary(RotaryEmbedding.of(HEAD_DIM, 500000).llama3Scaling(8, 1, 4, 8192))
                 .seed(1)
                 .threads(threads)
+                .weightPrecision(weights)
                 .build();
     }
 
@@ -93,12 +100,15 @@ public class LlamaLayerBenchmark {
         @Param({"1", "2"})
         public int threads;
 
+        @Param({"F32", "BF16"})
+        public Precision weightPrecision;
+
         MultiHeadAttention module;
         Tensor x;
 
         @Setup
         public void setUp() {
-            module = llama(threads);
+            module = llama(threads, weightPrecision);
             x = Inputs.uniform(new SplittableRandom(3), 1, seqLen, EMBED_DIM);
         }
     }
@@ -111,14 +121,20 @@ public class LlamaLayerBenchmark {
         @Param({"1", "2"})
         public int threads;
 
+        @Param({"F32", "BF16"})
+        public Precision weightPrecision;
+
+        @Param({"F32", "BF16"})
+        public Precision cachePrecision;
+
         MultiHeadAttention module;
         KvCache cache;
         Tensor token;
 
         @Setup
         public void setUp() {
-            module = llama(threads);
-            cache = module.newKvCache(1, cacheLength + 1);
+            module = llama(threads, weightPrecision);
+            cache = module.newKvCache(1, cacheLength + 1, cachePrecision);
             SplittableRandom random = new SplittableRandom(5);
             CacheFill.fill(cache, new int[]{cacheLength}, random);
             token = Inputs.uniform(random, 1, 1, EMBED_DIM);

@@ -1,6 +1,7 @@
 package io.github.attn4j.jmh;
 
 import io.github.attn4j.MultiHeadAttention;
+import io.github.attn4j.Precision;
 import io.github.attn4j.RotaryEmbedding;
 
 import java.lang.management.ManagementFactory;
@@ -18,15 +19,17 @@ import java.util.SplittableRandom;
  * with the weight arrays allocated and once more after {@code build()}; the difference is what
  * the module retains (its packed copies of the weights and anything else). Printed: the weight
  * bytes, the retained bytes and their ratio. Target: at most 1.1 (one packed copy of each weight
- * and little else).
+ * and little else); with the weights stored as BF16 or F16 (first argument, the
+ * {@code weightPrecision}; default F32), at most 0.55 of the float32 weight bytes.
  *
- * <p>Run: {@code java --add-modules jdk.incubator.vector -Xmx4g -cp target/benchmarks.jar io.github.attn4j.jmh.ModuleMemory}.
+ * <p>Run: {@code java --add-modules jdk.incubator.vector -Xmx4g -cp target/benchmarks.jar io.github.attn4j.jmh.ModuleMemory [F32|BF16|F16]}.
  */
 public final class ModuleMemory {
     private ModuleMemory() {
     }
 
     public static void main(String[] args) throws InterruptedException {
+        Precision precision = args.length > 0 ? Precision.valueOf(args[0]) : Precision.F32;
         int e = LlamaLayerBenchmark.EMBED_DIM;
         int qWidth = LlamaLayerBenchmark.HEADS * LlamaLayerBenchmark.HEAD_DIM;
         int kvWidth = LlamaLayerBenchmark.KV_HEADS * LlamaLayerBenchmark.HEAD_DIM;
@@ -45,7 +48,8 @@ public final class ModuleMemory {
                 .bias(false)
                 .rotary(RotaryEmbedding.of(LlamaLayerBenchmark.HEAD_DIM, 500000).llama3Scaling(8, 1, 4, 8192))
                 .threads(1)
-                .weights(wq, wk, wv, wo);
+                .weights(wq, wk, wv, wo)
+                .weightPrecision(precision);
         MultiHeadAttention module = builder.build();
         builder = null;
         long after = settledHeapUsed(memory);
@@ -53,11 +57,12 @@ public final class ModuleMemory {
 
         System.out.printf("module: E=%d, %d heads, %d kv heads of %d, no biases, Llama 3 RoPE%n",
                 module.embedDim(), module.numHeads(), module.kvHeads(), module.headDim());
-        System.out.printf("weight bytes:   %,d (%.1f MB)%n", weightBytes, weightBytes / 1e6);
+        System.out.printf("weights stored as %s; float32 weight bytes: %,d (%.1f MB)%n", precision, weightBytes, weightBytes / 1e6);
         System.out.printf("heap before:    %,d%n", before);
         System.out.printf("heap after:     %,d%n", after);
         System.out.printf("retained bytes: %,d (%.1f MB)%n", retained, retained / 1e6);
-        System.out.printf("ratio:          %.3f (target <= 1.1)%n", (double) retained / weightBytes);
+        System.out.printf("ratio:          %.3f (target <= %s)%n", (double) retained / weightBytes,
+                precision == Precision.F32 ? "1.1" : "0.55");
         Reference.reachabilityFence(module);
         Reference.reachabilityFence(wq);
         Reference.reachabilityFence(wk);

@@ -15,12 +15,15 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
+import java.lang.foreign.Arena;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Self-attention {@code MultiHeadAttention.forward(x, mask)} over {@code x (batch, seqLen, embedDim)}.
- * Effective GFLOP/s = {@link Flops#attention}(batch, seqLen, embedDim) / time: the projections'
+ * Self-attention {@code MultiHeadAttention.forward(x, mask)} over {@code x (batch, seqLen, embedDim)}
+ * ({@link #forward}), and {@code forward(x, mask, out)} into a tensor allocated once, over a
+ * {@code float[]} ({@link #forwardInto}) or a native segment ({@link #forwardIntoSegment}), whose
+ * {@code -prof gc} figure {@code gc.alloc.rate.norm} is what a steady-state call allocates. Effective GFLOP/s = {@link Flops#attention}(batch, seqLen, embedDim) / time: the projections'
  * {@code 8·B·L·E²} plus the attention's {@code 4·B·L²·E}, whatever the mask skips.
  */
 @State(Scope.Benchmark)
@@ -52,16 +55,30 @@ public class MultiHeadAttentionBenchmark {
     private MultiHeadAttention module;
     private Tensor x;
     private AttentionMask attentionMask;
+    private Tensor out;
+    private Tensor segmentOut;
 
     @Setup
     public void setUp() {
         module = MultiHeadAttention.builder(embedDim, numHeads).seed(42).threads(threads).build();
         x = Inputs.uniform(new SplittableRandom(7), batch, seqLen, embedDim);
         attentionMask = Inputs.mask(mask, batch, seqLen);
+        out = Tensor.zeros(batch, seqLen, embedDim);
+        segmentOut = Tensor.of(Arena.ofAuto().allocate(4L * out.size(), 64), batch, seqLen, embedDim);
     }
 
     @Benchmark
     public Tensor forward() {
         return module.forward(x, attentionMask);
+    }
+
+    @Benchmark
+    public Tensor forwardInto() {
+        return module.forward(x, attentionMask, out);
+    }
+
+    @Benchmark
+    public Tensor forwardIntoSegment() {
+        return module.forward(x, attentionMask, segmentOut);
     }
 }

@@ -58,6 +58,18 @@ public class ScaledDotProductAttentionBenchmark {
         attentionMask = Inputs.mask(mask, 1, seqLen);
     }
 
+    Tensor q() {
+        return q;
+    }
+
+    Tensor k() {
+        return k;
+    }
+
+    Tensor v() {
+        return v;
+    }
+
     @Benchmark
     public Tensor attention() {
         return ScaledDotProductAttention.apply(q, k, v, attentionMask, (float) (1 / Math.sqrt(headDim)), threads);

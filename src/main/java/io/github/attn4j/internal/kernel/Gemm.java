@@ -33,8 +33,15 @@ import java.util.Objects;
  * any range of MC row blocks for one packed B block, so a parallel version can hand disjoint
  * ranges of row blocks to threads without changing any result bit; K is never split.
  *
+ * <p>A prepacked B may hold 16-bit floats ({@link PackedMatrix.Format}): the macro-kernel widens
+ * a group of its panels into a float32 buffer of the thread before the same micro-kernel reads
+ * them, or, for a product of a few rows, {@link MicroKernel#halfRow} widens them as it loads them
+ * (see {@code macroKernel}). Widening is exact and the reduction order the same, so the product
+ * has the bits of the float32 product with the rounded values, on every thread count.
+ *
  * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
- * {@code MC * KC + KC * NC} floats, 4.5 MiB, sized to the largest call so far), so concurrent
+ * {@code MC * KC + KC * NC} floats, 4.5 MiB, plus {@code KC * NB} floats, 512 KiB, for widened
+ * 16-bit panels, sized to the largest call so far), so concurrent
  * calls from several threads are safe. The elements of C must not overlap elements read
  * through {@code a} or {@code b}; disjoint regions of one array are fine.
  */
@@ -120,60 +127,82 @@ public final class Gemm {
 
     static PackedMatrix pack(MatrixView b, Blocking blocking) {
         Objects.requireNonNull(b, "b");
-        return pack(blocking, b);
+        int kcMax = blocking.kc();
+        PackedMatrix packed = new PackedMatrix(new float[packedSize(b.rows(), b.cols())], b.rows(), b.cols(), kcMax);
+        for (int pc = 0; pc < b.rows(); pc += kcMax) {
+            int kc = Math.min(kcMax, b.rows() - pc);
+            Packing.packB(b, pc, kc, 0, b.cols(), packed.data(), packed.blockOffset(pc, kc, 0));
+        }
+        return packed;
     }
 
     /**
-     * Packs the matrix made of the columns of {@code parts} side by side,
-     * {@code [parts[0] | parts[1] | ...]} (all {@code K} rows deep), with no concatenated copy:
-     * for instance the stacked Q, K and V weights of a fused projection. Every part but the last
-     * must have a multiple of {@link PackedMatrix#panelWidth()} columns, so that each part's
-     * columns are a {@link PackedMatrix#columns(int, int)} view of the result.
+     * Packs {@code B = [w₀ᵀ | w₁ᵀ | ...]} for the {@code nn.Linear} weights {@code weights} (each
+     * {@code (out, in)}, all {@code in} wide), with no stacked copy: for instance the Q, K and V
+     * weights of a fused projection, or one weight alone. Every weight but the last must have a
+     * multiple of {@link PackedMatrix#panelWidth()} rows, so that each one's columns of B are a
+     * {@link PackedMatrix#columns(int, int)} view of the result. Each element is rounded once
+     * to {@code format} (round to nearest even; exact for F32, and for a 16-bit source packed to
+     * its own format), read a run of one row at a time: no float32 copy of a 16-bit weight is
+     * made.
      *
-     * @throws NullPointerException     if {@code parts} or a part is null
-     * @throws IllegalArgumentException if there is no part, the row counts differ, a part but the
-     *                                  last is not panel-aligned, or the packed copy would exceed
-     *                                  the maximum array size
+     * @param format  how the packed elements are stored
+     * @param weights the weights, side by side in this order
+     * @return an immutable packed matrix, safe to share between threads
+     * @throws NullPointerException     if an argument or weight is null
+     * @throws IllegalArgumentException if there is no weight, the input widths differ, a weight
+     *                                  but the last is not panel-aligned, the packed copy would
+     *                                  exceed the maximum array size, or a finite value would
+     *                                  round to an infinity in {@code format} (the message names
+     *                                  the weight, row and column)
      */
-    public static PackedMatrix packColumns(MatrixView... parts) {
-        Objects.requireNonNull(parts, "parts");
-        if (parts.length == 0) {
-            throw new IllegalArgumentException("parts: expected at least one matrix, got none");
+    public static PackedMatrix packWeights(PackedMatrix.Format format, WeightRows[] weights) {
+        Objects.requireNonNull(format, "format");
+        Objects.requireNonNull(weights, "weights");
+        if (weights.length == 0) {
+            throw new IllegalArgumentException("weights: expected at least one matrix, got none");
         }
-        return pack(Blocking.DEFAULT, parts);
-    }
-
-    private static PackedMatrix pack(Blocking blocking, MatrixView... parts) {
-        int k = Objects.requireNonNull(parts[0], "parts[0]").rows();
+        int k = Objects.requireNonNull(weights[0], "weights[0]").cols();
         long n = 0;
-        for (int i = 0; i < parts.length; i++) {
-            MatrixView part = Objects.requireNonNull(parts[i], "parts[" + i + "]");
-            if (part.rows() != k) {
-                throw new IllegalArgumentException("parts[" + i + "]: expected " + k + " rows (from parts[0]), got "
-                        + part.rows());
+        for (int i = 0; i < weights.length; i++) {
+            WeightRows w = Objects.requireNonNull(weights[i], "weights[" + i + "]");
+            if (w.cols() != k) {
+                throw new IllegalArgumentException(w.name() + ": expected " + k + " input features (from "
+                        + weights[0].name() + "), got " + w.cols());
             }
-            if (i < parts.length - 1 && part.cols() % NR != 0) {
-                throw new IllegalArgumentException("parts[" + i + "]: expected a multiple of the panel width " + NR
-                        + " columns (all parts but the last), got " + part.cols());
+            if (i < weights.length - 1 && w.rows() % NR != 0) {
+                throw new IllegalArgumentException(w.name() + ": expected a multiple of the panel width " + NR
+                        + " output features (all weights but the last), got " + w.rows());
             }
-            n += part.cols();
+            n += w.rows();
         }
-        long size = n > Integer.MAX_VALUE ? Long.MAX_VALUE : PackedMatrix.packedSize(k, (int) n);
-        if (size > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException("b is too large to pack: needs " + size
-                    + " floats (rows * cols rounded up to NR), at most " + (Integer.MAX_VALUE - 8));
-        }
-        int kcMax = blocking.kc();
-        PackedMatrix packed = new PackedMatrix(new float[(int) size], k, (int) n, kcMax);
+        int size = packedSize(k, n);
+        int kcMax = Blocking.DEFAULT.kc();
+        float[] floats = format == PackedMatrix.Format.F32 ? new float[size] : null;
+        short[] halves = floats == null ? new short[size] : null;
+        PackedMatrix packed = floats != null ? new PackedMatrix(floats, k, (int) n, kcMax)
+                : new PackedMatrix(halves, format, k, (int) n, kcMax);
+        float[] line = new float[Math.min(kcMax, k)];
+        short[] scratch = new short[line.length];
         for (int pc = 0; pc < k; pc += kcMax) {
             int kc = Math.min(kcMax, k - pc);
             int jc = 0;
-            for (MatrixView part : parts) {
-                Packing.packB(part, pc, kc, 0, part.cols(), packed.data(), packed.blockOffset(pc, kc, jc));
-                jc += part.cols();
+            for (WeightRows w : weights) {
+                Packing.packWeightRows(w, pc, kc, format, floats, halves, packed.blockOffset(pc, kc, jc), line, scratch);
+                jc += w.rows();
             }
         }
         return packed;
+    }
+
+    /** Elements of the packed layout of a {@code k x n} matrix, checked against the array size limit. */
+    private static int packedSize(int k, long n) {
+        long size = n > Integer.MAX_VALUE ? Long.MAX_VALUE : PackedMatrix.packedSize(k, (int) n);
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("b is too large to pack: needs " + size
+                    + " elements (rows * cols rounded up to NR), at most " + (Integer.MAX_VALUE - 8));
+        }
+        return (int) size;
     }
 
     /** The unpacked-B overload with explicit block sizes; checks arguments like the public one. */
@@ -225,6 +254,7 @@ public final class Gemm {
         Workspace ws = WORKSPACE.get();
         float[] bBuf = packed != null ? packed.data()
                 : ws.b(Math.min(kcMax, k) * Kernels.roundUp(Math.min(blocking.nc(), n), NR));
+        PackedMatrix half = packed != null && packed.format() != PackedMatrix.Format.F32 ? packed : null;
         int rowBlockCount = (m - 1) / mc + 1;
         boolean splitColumns = rowBlockCount < threads && (long) m * n * k >= MIN_SPLIT_WORK;
         for (int jc = 0; jc < n; jc += blocking.nc()) {
@@ -237,7 +267,7 @@ public final class Gemm {
                 } else {
                     Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
                 }
-                BlockOfB block = new BlockOfB(bBuf, bOff, pc, kc, jc, nc, accumulate || pc > 0);
+                BlockOfB block = new BlockOfB(bBuf, half, bOff, pc, kc, jc, nc, accumulate || pc > 0);
                 if (!splitColumns) {
                     Parallel.forEach(threads, rowBlockCount, (r, worker) ->
                             rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
@@ -256,10 +286,11 @@ public final class Gemm {
 
     /**
      * One packed block of B: rows {@code [pc, pc + kc)} and columns {@code [jc, jc + nc)} in
-     * NR-column panels starting at {@code data[offset]}; {@code accumulate} tells whether the
-     * product is added to C (always after the first K block).
+     * NR-column panels starting at index {@code offset} of {@code data}, or of {@code half}'s
+     * 16-bit panels when {@code half} is not null (then {@code data} is null); {@code accumulate}
+     * tells whether the product is added to C (always after the first K block).
      */
-    record BlockOfB(float[] data, int offset, int pc, int kc, int jc, int nc, boolean accumulate) {
+    record BlockOfB(float[] data, PackedMatrix half, int offset, int pc, int kc, int jc, int nc, boolean accumulate) {
     }
 
     /**
@@ -287,18 +318,44 @@ public final class Gemm {
      * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block, in groups of {@code nb}
      * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which
      * stay in L2 while every A micro-panel of the block sweeps them.
+     *
+     * <p>16-bit B panels are widened to float32 into this thread's buffer before the micro-kernel
+     * reads them, exactly, so the bits are those of the float32 panels of the same values. With
+     * several A micro-panels, a whole group is widened once and reused by all of them (the
+     * widening is one pass against {@code mc} multiply-adds per element); with one (a decode
+     * step's few rows, where reading B is the cost), {@link MicroKernel#halfRow} widens the
+     * panel's values in registers as it loads them, one row of A at a time.
      */
     private static void macroKernel(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
                                     float[] c, int cOff, int ldc) {
         int kc = block.kc();
-        float[] b = block.data();
+        PackedMatrix half = block.half();
+        boolean perPanel = mc <= MR;
+        float[] wide = half == null || perPanel ? null
+                : WORKSPACE.get().wide(kc * Math.min(nb, Kernels.roundUp(jTo - jFrom, NR)));
         for (int jb = jFrom; jb < jTo; jb += nb) {
             int jbEnd = Math.min(jTo, jb + nb);
+            float[] b = block.data();
+            int bBase = block.offset();
+            if (half != null && !perPanel) {
+                half.widen(block.offset() + jb * kc, wide, Kernels.roundUp(jbEnd - jb, NR) * kc);
+                b = wide;
+                bBase = -jb * kc;
+            }
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
                 for (int jr = jb; jr < jbEnd; jr += NR) {
-                    Kernels.MICRO.packedBlock(kc, aBuf, ir * kc, b, block.offset() + jr * kc,
-                            c, cOff + ir * ldc + jr, ldc, mr, Math.min(NR, jbEnd - jr), block.accumulate());
+                    int nr = Math.min(NR, jbEnd - jr);
+                    if (half != null && perPanel) {
+                        for (int i = 0; i < mr; i++) {
+                            Kernels.MICRO.halfRow(kc, aBuf, ir * kc + i, half.half(), block.offset() + jr * kc,
+                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr, nr,
+                                    block.accumulate());
+                        }
+                    } else {
+                        Kernels.MICRO.packedBlock(kc, aBuf, ir * kc, b, bBase + jr * kc,
+                                c, cOff + ir * ldc + jr, ldc, mr, nr, block.accumulate());
+                    }
                 }
             }
         }
@@ -329,6 +386,15 @@ public final class Gemm {
     private static final class Workspace {
         private float[] a = new float[0];
         private float[] b = new float[0];
+        /** 16-bit B panels widened to float32: at most {@code KC x NB} floats. */
+        private float[] wide = new float[0];
+
+        float[] wide(int size) {
+            if (wide.length < size) {
+                wide = new float[size];
+            }
+            return wide;
+        }
 
         float[] a(int size) {
             if (a.length < size) {

@@ -42,6 +42,18 @@ interface MicroKernel {
                      float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
 
     /**
+     * One row of {@link #packedBlock} with B a 16-bit panel: {@code C[0, 0:nr] = A[0, 0:kc] * B},
+     * element p of the A row at {@code a[aOff + p * mr()]} (a row of a packed micro-panel), row p
+     * of B the {@link #nr()} F16 or BF16 values at {@code b[bOff + p * nr()]}, widened exactly
+     * ({@link HalfFloat}) as they are loaded. Each element of C is the same chain of fused
+     * multiply-adds as in {@link #packedBlock}, so the bits are those of {@link #packedBlock} on
+     * the widened panel. For products of a few rows (decode steps), whose time is the reading of
+     * B: no widened copy of the panel is written and read back.
+     */
+    void halfRow(int kc, float[] a, int aOff, short[] b, int bOff, boolean bf16,
+                 float[] c, int cOff, int nr, boolean accumulate);
+
+    /**
      * {@link #block} over {@code panels} consecutive column panels of the same A rows: panel t
      * reads B at {@code bOff + t * bStride} and writes C columns {@code [t·nr(), t·nr() + nr())},
      * all {@link #nr()} wide but the last, which is {@code lastNr} wide. One call instead of

@@ -17,11 +17,30 @@ package io.github.attn4j.internal.kernel;
  * matrix of its own that shares the packed floats: its panels are the parent's panels of that
  * range, read in place.
  *
+ * <p>The panels hold float32 values, or 16-bit floats ({@link Format#F16}, {@link Format#BF16}) in
+ * the same layout, one {@code short} per element: half the bytes, widened exactly to float32 by
+ * {@link Gemm} as it reads them, so a product with a 16-bit matrix has the bits of the product
+ * with the float32 matrix of the same (rounded) values.
+ *
  * <p>Instances are immutable (the array is never exposed nor written after construction) and can
  * be shared freely between threads.
  */
 public final class PackedMatrix {
+    /** How the packed elements are stored. */
+    public enum Format {
+        /** float32, 4 bytes per element. */
+        F32,
+        /** IEEE binary16, 2 bytes per element. */
+        F16,
+        /** bfloat16, 2 bytes per element. */
+        BF16
+    }
+
+    /** The packed floats, or null when the elements are 16-bit. */
     private final float[] data;
+    /** The packed 16-bit elements, or null when they are float32. */
+    private final short[] half;
+    private final Format format;
     private final int rows;
     private final int cols;
     private final int kc;
@@ -30,11 +49,19 @@ public final class PackedMatrix {
     private final int firstColumn;
 
     PackedMatrix(float[] data, int rows, int cols, int kc) {
-        this(data, rows, cols, kc, (int) Math.min(Integer.MAX_VALUE, paddedCols(cols)), 0);
+        this(data, null, Format.F32, rows, cols, kc, (int) Math.min(Integer.MAX_VALUE, paddedCols(cols)), 0);
     }
 
-    private PackedMatrix(float[] data, int rows, int cols, int kc, int paddedCols, int firstColumn) {
+    /** 16-bit panels ({@code format} F16 or BF16) of a {@code rows x cols} matrix packed with depth {@code kc}. */
+    PackedMatrix(short[] half, Format format, int rows, int cols, int kc) {
+        this(null, half, format, rows, cols, kc, (int) Math.min(Integer.MAX_VALUE, paddedCols(cols)), 0);
+    }
+
+    private PackedMatrix(float[] data, short[] half, Format format, int rows, int cols, int kc, int paddedCols,
+                         int firstColumn) {
         this.data = data;
+        this.half = half;
+        this.format = format;
         this.rows = rows;
         this.cols = cols;
         this.kc = kc;
@@ -64,7 +91,7 @@ public final class PackedMatrix {
             throw new IllegalArgumentException("from: expected a multiple of the panel width " + Kernels.NR
                     + ", got " + from);
         }
-        return new PackedMatrix(data, rows, to - from, kc, paddedCols, firstColumn + from);
+        return new PackedMatrix(data, half, format, rows, to - from, kc, paddedCols, firstColumn + from);
     }
 
     /** Number of rows of the packed matrix (K, the reduction length). */
@@ -75,6 +102,11 @@ public final class PackedMatrix {
     /** Number of columns of the packed matrix (N). */
     public int cols() {
         return cols;
+    }
+
+    /** How the elements are stored. */
+    public Format format() {
+        return format;
     }
 
     /** Depth of the K blocks the matrix was packed with. */
@@ -99,14 +131,31 @@ public final class PackedMatrix {
         return pc * paddedCols + (firstColumn + jc) * blockDepth;
     }
 
-    /** The packed floats; package-private, never written after construction. */
+    /** The packed floats, null for 16-bit panels; package-private, never written after construction. */
     float[] data() {
         return data;
     }
 
+    /** The packed 16-bit elements, null for float32 panels; package-private, never written after construction. */
+    short[] half() {
+        return half;
+    }
+
+    /**
+     * Widens the {@code n} 16-bit elements from index {@code from} of the packed layout to
+     * float32 at the start of {@code dst} (exact); only for F16 and BF16 panels.
+     */
+    void widen(int from, float[] dst, int n) {
+        if (format == Format.BF16) {
+            Kernels.DECODE.bf16(half, from, dst, 0, n);
+        } else {
+            Kernels.DECODE.f16(half, from, dst, 0, n);
+        }
+    }
+
     @Override
     public String toString() {
-        return "PackedMatrix[" + rows + " x " + cols + ", kc=" + kc
+        return "PackedMatrix[" + rows + " x " + cols + ", " + format + ", kc=" + kc
                 + (firstColumn == 0 ? "" : ", from column " + firstColumn) + "]";
     }
 }

@@ -101,6 +101,44 @@ final class Packing {
         }
     }
 
+    /**
+     * Packs rows {@code [p0, p0 + kc)} of {@code B = wᵀ} (columns {@code [p0, p0 + kc)} of each row
+     * of the {@code nn.Linear} weight {@code w}) into NR-column panels starting at index
+     * {@code dstOff}, as {@link #packB} packs the transposed view: each element rounded to
+     * {@code format} and written to {@code floats} (F32) or {@code halves} (F16, BF16). Columns
+     * past {@code w.rows()} are not written (zero in a new array). {@code line} and
+     * {@code scratch} hold at least {@code kc} elements: one run of a row is all of the weight
+     * that is ever widened at a time.
+     *
+     * @throws IllegalArgumentException naming the weight, row and column of a finite value that
+     *                                  would round to an infinity in {@code format}; panels
+     *                                  written before it are left as they are
+     */
+    static void packWeightRows(WeightRows w, int p0, int kc, PackedMatrix.Format format, float[] floats,
+                               short[] halves, int dstOff, float[] line, short[] scratch) {
+        for (int row = 0; row < w.rows(); row++) {
+            w.read(row, p0, kc, line, scratch);
+            int to = dstOff + row / NR * NR * kc + row % NR;
+            if (format == PackedMatrix.Format.F32) {
+                for (int p = 0; p < kc; p++) {
+                    floats[to + p * NR] = line[p];
+                }
+            } else {
+                boolean bf16 = format == PackedMatrix.Format.BF16;
+                for (int p = 0; p < kc; p++) {
+                    float x = line[p];
+                    if (bf16 ? HalfFloat.overflowsBf16(x) : HalfFloat.overflowsF16(x)) {
+                        throw new IllegalArgumentException(w.name() + ": expected values " + format + " can hold ("
+                                + (bf16 ? "finite |x| < 3.3961776e38, which rounds to at most 3.3895314e38"
+                                : "finite |x| < 65520, which rounds to at most 65504; use BF16 or F32 weights")
+                                + "), got " + x + " at row " + row + ", column " + (p0 + p));
+                    }
+                    halves[to + p * NR] = bf16 ? HalfFloat.toBf16(x) : HalfFloat.toF16(x);
+                }
+            }
+        }
+    }
+
     /*
      * The two copy orders of one block. In both, the block has `lines` lines of `depth` elements;
      * element (l, d) is read from src[from + l * lineStride + d * depthStride] and written to

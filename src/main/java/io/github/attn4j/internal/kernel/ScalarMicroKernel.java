@@ -32,6 +32,22 @@ final class ScalarMicroKernel implements MicroKernel {
         run(kc, a, aOff, 1, MR, b, bOff, c, cOff, ldc, mr, nr, accumulate);
     }
 
+    @Override
+    public void halfRow(int kc, float[] a, int aOff, short[] b, int bOff, boolean bf16,
+                        float[] c, int cOff, int nr, boolean accumulate) {
+        float[] acc = new float[NR];
+        for (int p = 0; p < kc; p++) {
+            float ap = a[aOff + p * MR];
+            for (int j = 0; j < NR; j++) {
+                short h = b[bOff + p * NR + j];
+                acc[j] = Math.fma(ap, bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc[j]);
+            }
+        }
+        for (int j = 0; j < nr; j++) {
+            c[cOff + j] = accumulate ? c[cOff + j] + acc[j] : acc[j];
+        }
+    }
+
     /** The block with element (i, p) of A at {@code a[aOff + i * rowStride + p * depthStride]}. */
     private static void run(int kc, float[] a, int aOff, int rowStride, int depthStride, float[] b, int bOff,
                             float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {

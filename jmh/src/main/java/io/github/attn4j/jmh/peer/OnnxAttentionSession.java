@@ -14,7 +14,8 @@ import java.util.Map;
 
 /**
  * An ONNX Runtime session of an {@link OnnxModel} with its inputs and output bound once: the
- * input {@code x} and the mask's inputs live in direct buffers that ONNX Runtime reads in place, and the output is a pre-allocated ("pinned") tensor over a direct buffer that every
+ * float inputs ({@code x}, or {@code q}, {@code k} and {@code v} of the attention core) and the
+ * mask's inputs live in direct buffers that ONNX Runtime reads in place, and the output is a pre-allocated ("pinned") tensor over a direct buffer that every
  * {@link #run} overwrites, so a run allocates no Java-side tensors. The session uses
  * {@code threads} intra-op threads, one inter-op thread, sequential execution and every graph
  * optimization ({@code ORT_ENABLE_ALL}).
@@ -49,9 +50,29 @@ public final class OnnxAttentionSession implements AutoCloseable {
             throw new IllegalArgumentException("paddedKeys: expected flags exactly for mask PADDING, got "
                     + (paddedKeys == null ? "null" : "flags") + " for mask " + mask);
         }
-        if ((long) batch * length * embedDim != x.length) {
-            throw new IllegalArgumentException("x: expected length batch*length*embedDim = " + (long) batch * length * embedDim
-                    + ", got " + x.length);
+        this(model, threads, profilePrefix, new String[]{OnnxModel.INPUT}, new float[][]{x}, batch, length, embedDim,
+                mask, paddedKeys);
+    }
+
+    /**
+     * A session of {@link OnnxModel#attentionCore}: inputs {@code q}, {@code k}, {@code v}, each
+     * {@code (batch, length, width)} token-major (head h in columns {@code [h·hd, (h+1)·hd)}),
+     * output of the same shape.
+     */
+    public static OnnxAttentionSession attentionCore(byte[] model, int threads, float[] q, float[] k, float[] v, int batch,
+                                                     int length, int width) throws OrtException {
+        return new OnnxAttentionSession(model, threads, null, new String[]{"q", "k", "v"}, new float[][]{q, k, v}, batch,
+                length, width, OnnxModel.Mask.NONE, null);
+    }
+
+    /** Float inputs {@code names[i]} = {@code data[i]} and the output, all {@code (batch, length, width)}, plus the mask's inputs. */
+    private OnnxAttentionSession(byte[] model, int threads, String profilePrefix, String[] names, float[][] data, int batch,
+                                 int length, int width, OnnxModel.Mask mask, boolean[][] paddedKeys) throws OrtException {
+        for (int i = 0; i < names.length; i++) {
+            if ((long) batch * length * width != data[i].length) {
+                throw new IllegalArgumentException(names[i] + ": expected length batch*length*width = "
+                        + (long) batch * length * width + ", got " + data[i].length);
+            }
         }
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
@@ -64,9 +85,11 @@ public final class OnnxAttentionSession implements AutoCloseable {
             }
             session = env.createSession(model, options);
         }
-        long[] shape = {batch, length, embedDim};
+        long[] shape = {batch, length, width};
         try {
-            inputs.put(OnnxModel.INPUT, OnnxTensor.createTensor(env, directFloats(x.length).put(x).flip(), shape));
+            for (int i = 0; i < names.length; i++) {
+                inputs.put(names[i], OnnxTensor.createTensor(env, directFloats(data[i].length).put(data[i]).flip(), shape));
+            }
             switch (mask) {
                 case NONE -> { }
                 case CAUSAL -> {
@@ -80,7 +103,7 @@ public final class OnnxAttentionSession implements AutoCloseable {
                 case PADDING -> inputs.put(OnnxModel.KEY_PADDING_MASK,
                         OnnxTensor.createTensor(env, keepFlags(paddedKeys, batch, length), new long[]{batch, length}));
             }
-            output = directFloats(x.length);
+            output = directFloats(data[0].length);
             outputs = Map.of(OnnxModel.OUTPUT, OnnxTensor.createTensor(env, output, shape));
         } catch (OrtException | RuntimeException ex) {
             close();

@@ -142,7 +142,31 @@ public final class OnnxModel {
             case PADDING -> graph.message(11, valueInfo(KEY_PADDING_MASK, INT32, "batch", "length"));
         }
         graph.message(12, valueInfo(OUTPUT, FLOAT, "batch", "length", (long) e));
+        return model(graph);
+    }
 
+    /**
+     * The attention alone: graph inputs {@code q}, {@code k}, {@code v}, each
+     * {@code (batch, length, width)}, into {@code com.microsoft.MultiHeadAttention} with
+     * {@code numHeads} heads of width {@code width / numHeads}, unmasked, scale
+     * {@code 1/√(width/numHeads)}, writing {@link #OUTPUT} {@code (batch, length, width)}.
+     */
+    public static byte[] attentionCore(int numHeads, int width) {
+        if (numHeads <= 0 || width <= 0 || width % numHeads != 0) {
+            throw new IllegalArgumentException("width: expected a positive multiple of numHeads = " + numHeads + ", got " + width);
+        }
+        ProtoWriter graph = new ProtoWriter();
+        graph.message(1, node("MultiHeadAttention", MS_DOMAIN, List.of("q", "k", "v"), OUTPUT,
+                intAttribute("num_heads", numHeads)));
+        graph.string(2, "attention_core");
+        for (String input : List.of("q", "k", "v")) {
+            graph.message(11, valueInfo(input, FLOAT, "batch", "length", (long) width));
+        }
+        graph.message(12, valueInfo(OUTPUT, FLOAT, "batch", "length", (long) width));
+        return model(graph);
+    }
+
+    private static byte[] model(ProtoWriter graph) {
         return new ProtoWriter()
                 .varint(1, IR_VERSION)
                 .string(2, "attn4j-jmh")
