@@ -28,14 +28,11 @@ import java.util.concurrent.TimeUnit;
  * bytes per second with {@link MemoryBandwidthBenchmark} at the same size
  * ({@code -p mebibytes=9,16,32,36,64,128}) and thread count.
  *
- * <p>First measurement (2-core AMD EPYC, AVX2, shared and noisy; {@code -f 1 -wi 3 -i 5 -w 1s
- * -r 1s}), step time in ms at 16384 tokens, 1 / 2 threads: F32 18.5 / 11.4, F16 24.5 / 20.5,
- * BF16 20.6 / 21.0, INT8 15.1 / 9.9; at 4096: F32 4.4 / 2.7, F16 5.3 / 3.0, BF16 4.3 / 2.8, INT8
- * 4.2 / 2.7. The F32 step streams 128 MiB at 48% of the read pass's bandwidth: it is bound by
- * the kernel's compute more than by memory, so the narrower caches save less than their bytes,
- * and their decode pass (widening each tile into scratch before the unchanged tile kernel reads
- * it, about 0.1 to 0.15 ns per value) costs about what they save. Widening inside the
- * micro-kernel's B loads would remove that pass.
+ * <p>Before 0.2.0's decode-step products the narrow caches were not faster than F32 (F16 1.19 to
+ * 1.81x, BF16 0.97 to 1.84x, INT8 0.82 to 1.03x): each key and value tile was widened into
+ * float32 scratch before the micro-kernel read it, a pass that cost about what the smaller reads
+ * saved. A decode step's products now widen the stored panels in registers; figures and the
+ * command in {@code jmh/README.md}, section "KV cache precision".
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

@@ -99,8 +99,7 @@ final class AttentionTile {
             if (!any) {
                 continue;
             }
-            kv.keys(j0, nk, ws.keys);
-            scoreTile(ws.query, ws.keys, kv.d, rows, blockKeys, s);
+            kv.scores(ws.query, rows, j0, nk, blockKeys, s, ws.keys);
             boolean transformed = transforms && !tile.keepsAllKeys(mask, j0, j0 + nk);
             // Rows [runStart, runEnd) cover the whole tile and wait for one exponential pass.
             int runStart = 0;
@@ -156,7 +155,6 @@ final class AttentionTile {
                 }
             }
             exp2Rows(s, nk, runStart, runEnd, ws);
-            kv.values(j0, nk, ws.values);
             multiplyValues(kv, ws.values, s, 0, BK, rows, j0, nk, blockKeys, o);
         }
     }
@@ -223,27 +221,9 @@ final class AttentionTile {
         Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);
         for (int j0 = 0; j0 < keys; j0 += BK) {
             int nk = Math.min(BK, keys - j0);
-            kv.values(j0, nk, ws.values);
             multiplyValues(kv, ws.values, weights, base + j0, keys, rows, j0, nk, null, ws.acc);
         }
         store(out, ws.acc, kv.dvPad, tile);
-    }
-
-    /**
-     * Scores of the query tile {@code qs} (row-major, row stride d) against the key tile for each
-     * MR-row block {@code ir}, up to {@code blockKeys[ir / MR]} keys, into {@code s} (row stride
-     * BK): one {@link MicroKernel#blocks} call per block sweeps all its key panels.
-     */
-    private static void scoreTile(float[] qs, KeyValueSource.Tile keys, int d, int rows, int[] blockKeys, float[] s) {
-        for (int ir = 0; ir < rows; ir += MR) {
-            int nk = blockKeys[ir / MR];
-            if (nk == 0) {
-                continue;
-            }
-            int panels = (nk + NR - 1) / NR;
-            Kernels.MICRO.blocks(d, qs, ir * d, d, keys.data, keys.offset, NR * d, panels,
-                    s, ir * BK, BK, Math.min(MR, rows - ir), nk - (panels - 1) * NR, false);
-        }
     }
 
     /**
@@ -256,17 +236,10 @@ final class AttentionTile {
     private static void multiplyValues(KeyValueSource kv, KeyValueSource.Tile v, float[] p, int pOff, int ldp,
                                        int rows, int j0, int nk, int[] blockKeys, float[] o) {
         if (kv.hasNonFiniteValues(j0, j0 + nk)) {
+            kv.values(j0, nk, v);
             multiplyValuesSkippingZeros(kv.dvPad, v, p, pOff, ldp, rows, nk, o);
-            return;
-        }
-        int dvPad = kv.dvPad;
-        for (int ir = 0; ir < rows; ir += MR) {
-            int kc = blockKeys == null ? nk : blockKeys[ir / MR];
-            if (kc == 0) {
-                continue;
-            }
-            Kernels.MICRO.blocks(kc, p, pOff + ir * ldp, ldp, v.data, v.offset, v.stride, dvPad / NR,
-                    o, ir * dvPad, dvPad, Math.min(MR, rows - ir), NR, true);
+        } else {
+            kv.multiplyValues(p, pOff, ldp, rows, j0, nk, blockKeys, o, v);
         }
     }
 

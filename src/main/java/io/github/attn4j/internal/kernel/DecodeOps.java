@@ -1,12 +1,23 @@
 package io.github.attn4j.internal.kernel;
 
 /**
- * The loops that widen a narrow cache's stored keys and values to float32, one tile at a time.
+ * The loops that widen a narrow cache's stored keys and values to float32, one tile at a time,
+ * and the products that widen them inside the micro-kernel's loop instead.
  * {@link Kernels#DECODE} is the implementation chosen at startup ({@link VectorDecodeOps} or
  * {@link ScalarDecodeOps}). Each output element is one exactly specified operation on its stored
  * bits (integer moves, at most one float multiplication), so every path gives the same bits.
  *
  * <p>The INT8 loops work on rows of {@link Kernels#NR} elements, the width of a packed panel.
+ *
+ * <p>The products ({@link #halfProduct}, {@link #int8Keys}, {@link #int8Values}) are the
+ * micro-kernel's {@code C = A · B} over {@code panels} column panels of a narrow B, for at most
+ * {@link #PRODUCT_ROWS} rows of A packed as {@link MicroKernel#packedBlock} reads it (element
+ * {@code (i, p)} at {@code a[aOff + p * Kernels.MR + i]}): panel {@code t}'s B row {@code p} is
+ * NR stored values at {@code b[bOff + t * bStride + p * NR]}, widened as the loops above widen
+ * them, and C columns {@code [t·NR, t·NR + NR)} receive it, all NR wide but the last, which is
+ * {@code lastNr} wide. Each element of C is one chain of fused multiply-adds in increasing p
+ * from 0 over the decoded values, added to C when {@code accumulate} is set, as in the
+ * micro-kernel: the same bits as the micro-kernel on a decoded tile, without the tile.
  */
 interface DecodeOps {
     /** {@code dst[dOff + i] = } the F16 value of {@code src[off + i]} ({@link HalfFloat#fromF16}), for {@code i < n}. */
@@ -26,4 +37,27 @@ interface DecodeOps {
      * for {@code r < rows}, {@code c < NR} (a value panel: one scale per key).
      */
     void int8Rows(byte[] src, int off, float[] scales, int sOff, int sStride, float[] dst, int dOff, int rows);
+
+    /** Rows of A the products take: a decode step's query rows per key/value head under grouped-query attention. */
+    int PRODUCT_ROWS = 4;
+
+    /** The product over F16 (or, when {@code bf16}, BF16) B panels. */
+    void halfProduct(boolean bf16, int kc, float[] a, int aOff, short[] b, int bOff, int bStride, int panels,
+                     float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
+
+    /**
+     * The product over INT8 key panels: B element {@code (p, j)} of panel {@code t} is its byte
+     * times {@code scales[sOff + t * sPanel + p / block * NR + j]} (one scale per key and block of
+     * {@code block} depths).
+     */
+    void int8Keys(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+                  float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr);
+
+    /**
+     * The product over INT8 value panels, added to C: B element {@code (p, j)} of panel {@code t}
+     * is its byte times {@code scales[sOff + p * sRow + t * NR / block]} (one scale per key and
+     * block of {@code block} columns); every panel is NR wide.
+     */
+    void int8Values(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+                    float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr);
 }

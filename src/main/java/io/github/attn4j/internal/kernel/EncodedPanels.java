@@ -11,7 +11,10 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * {@code (c / NR) * NR * capacity + j * NR + c % NR}, each in a narrower array. Appending
  * encodes (rounds) each value once; a tile request decodes the tile into the {@link Tile}'s
  * scratch in exactly the float32 panel layout, so the tile kernel reads it as it reads float32
- * panels, and gets the same bits as from float32 panels holding the decoded values.
+ * panels, and gets the same bits as from float32 panels holding the decoded values. Products for
+ * at most {@link DecodeOps#PRODUCT_ROWS} query rows (a decode step) skip the decoded tile: the
+ * {@link DecodeOps} products widen the stored panels as they read them ({@link #keyProduct},
+ * {@link #valueProduct}), with the same bits.
  *
  * <p>This class keeps the length, the growth and the per-tile flags of value rows holding NaN
  * or an infinity (every format here decodes a non-finite input to a non-finite value, so the
@@ -65,6 +68,20 @@ abstract class EncodedPanels extends KeyValueSource {
     /** Decodes column panel {@code c0 / NR} of values {@code [j0, j0 + nk)} into {@code dst} at {@code dOff}, NR floats per key. */
     abstract void decodeValues(int c0, int j0, int nk, float[] dst, int dOff);
 
+    /**
+     * Scores of at most {@link DecodeOps#PRODUCT_ROWS} packed query rows ({@code qs} from 0,
+     * rows MR apart, packed by {@link #scores} from the row-major tile) against key panels {@code [p0, p0 + panels)}, the last {@code lastNr} keys
+     * wide, into {@code s} (row stride {@code lds}): a {@link DecodeOps} product.
+     */
+    abstract void keyProduct(float[] qs, int rows, int p0, int panels, int lastNr, float[] s, int lds);
+
+    /**
+     * {@code o[rows x dvPad] += a · values[j0, j0 + kc)} for at most
+     * {@link DecodeOps#PRODUCT_ROWS} weight rows packed in {@code a} from 0, MR apart: a
+     * {@link DecodeOps} product.
+     */
+    abstract void valueProduct(float[] a, int rows, int j0, int kc, float[] o);
+
     /** Whether stored value {@code j} decodes to a NaN or an infinity somewhere. */
     abstract boolean valueRowNonFinite(int j);
 
@@ -108,6 +125,40 @@ abstract class EncodedPanels extends KeyValueSource {
             decodeValues(c0, j0, nk, dst, c0 / NR * VALUE_TILE);
         }
         tile.set(dst, 0, VALUE_TILE);
+    }
+
+    @Override
+    final void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
+        if (rows > DecodeOps.PRODUCT_ROWS) {
+            super.scores(qs, rows, j0, nk, blockKeys, s, tile);
+        } else if (blockKeys[0] > 0) {
+            // The products read A packed MR apart (as packedBlock does); the query rows come row-major.
+            float[] a = tile.scratch(d * Kernels.MR);
+            for (int r = 0; r < rows; r++) {
+                for (int c = 0; c < d; c++) {
+                    a[c * Kernels.MR + r] = qs[r * d + c];
+                }
+            }
+            int panels = (blockKeys[0] + NR - 1) / NR;
+            keyProduct(a, rows, j0 / NR, panels, blockKeys[0] - (panels - 1) * NR, s, AttentionKernel.BK);
+        }
+    }
+
+    @Override
+    final void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
+        int kc = blockKeys == null ? nk : blockKeys[0];
+        if (rows > DecodeOps.PRODUCT_ROWS) {
+            super.multiplyValues(p, pOff, ldp, rows, j0, nk, blockKeys, o, tile);
+        } else if (kc > 0) {
+            // The weights packed MR apart, as the products read A: kc * MR floats, no decoded tile.
+            float[] a = tile.scratch(kc * Kernels.MR);
+            for (int r = 0; r < rows; r++) {
+                for (int j = 0; j < kc; j++) {
+                    a[j * Kernels.MR + r] = p[pOff + r * ldp + j];
+                }
+            }
+            valueProduct(a, rows, j0, kc, o);
+        }
     }
 
     @Override

@@ -89,6 +89,16 @@ public final class HalfPanels extends EncodedPanels {
         decode(valueData, c0 * capacity + j0 * NR, dst, dOff, nk * NR);
     }
 
+    @Override
+    void keyProduct(float[] qs, int rows, int p0, int panels, int lastNr, float[] s, int lds) {
+        Kernels.DECODE.halfProduct(bf16, d, qs, 0, keyData, p0 * NR * d, NR * d, panels, s, 0, lds, rows, lastNr, false);
+    }
+
+    @Override
+    void valueProduct(float[] a, int rows, int j0, int kc, float[] o) {
+        Kernels.DECODE.halfProduct(bf16, kc, a, 0, valueData, j0 * NR, NR * capacity, dvPad / NR, o, 0, dvPad, rows, NR, true);
+    }
+
     private void decode(short[] src, int off, float[] dst, int dOff, int n) {
         if (bf16) {
             Kernels.DECODE.bf16(src, off, dst, dOff, n);

@@ -3,9 +3,11 @@ package io.github.attn4j.internal.kernel;
 /**
  * The keys and values of one (batch row, key/value head) as the attention tile kernel reads them:
  * a tile of keys in the micro-kernel's B layout for the scores {@code Q Kᵀ}, a tile of values in
- * the same layout for {@code P V}. How they are stored is the source's business: float32 panels
+ * the same layout for {@code P V}, and the two products over them ({@link #scores},
+ * {@link #multiplyValues}). How they are stored is the source's business: float32 panels
  * ({@link KeyValuePanels}) hand out their own arrays, a narrower storage type decodes the tile
- * into the {@link Tile}'s scratch; the tile kernel never knows which.
+ * into the {@link Tile}'s scratch, or computes a decode step's products straight from its
+ * stored panels; the tile kernel never knows which.
  *
  * <p>Tiles are requested at key offsets that are multiples of {@link Kernels#NR} and at most
  * {@link AttentionKernel#BK} keys long.
@@ -69,6 +71,47 @@ public abstract class KeyValueSource {
      * {@code + (j - j0) * NR}, zero past {@code dv}.
      */
     abstract void values(int j0, int nk, Tile tile);
+
+    /**
+     * Scores of the query tile {@code qs} (row-major, row stride d, {@link Packing#gatherScaledRows})
+     * against keys {@code [j0, j0 + nk)}: for each MR-row block {@code ir}, up to
+     * {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK), through
+     * {@link MicroKernel#blocks} (one call per block sweeps all its key panels) on the tile
+     * {@link #keys} points {@code tile} at. A narrow source may compute the same products without
+     * the decoded tile.
+     */
+    void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
+        keys(j0, nk, tile);
+        for (int ir = 0; ir < rows; ir += Kernels.MR) {
+            int n = blockKeys[ir / Kernels.MR];
+            if (n == 0) {
+                continue;
+            }
+            int panels = (n + Kernels.NR - 1) / Kernels.NR;
+            Kernels.MICRO.blocks(d, qs, ir * d, d, tile.data, tile.offset, Kernels.NR * d, panels,
+                    s, ir * AttentionKernel.BK, AttentionKernel.BK, Math.min(Kernels.MR, rows - ir),
+                    n - (panels - 1) * Kernels.NR, false);
+        }
+    }
+
+    /**
+     * {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}, weights at
+     * {@code p[pOff + r * ldp + j]}; when {@code blockKeys} is not null, MR-row block {@code ir}
+     * stops after {@code blockKeys[ir / MR]} keys. Through the micro-kernel on the tile
+     * {@link #values} points {@code tile} at; a narrow source may compute the same products
+     * without the decoded tile. The caller leaves out tiles with non-finite values
+     * ({@link #hasNonFiniteValues}).
+     */
+    void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
+        values(j0, nk, tile);
+        for (int ir = 0; ir < rows; ir += Kernels.MR) {
+            int kc = blockKeys == null ? nk : blockKeys[ir / Kernels.MR];
+            if (kc > 0) {
+                Kernels.MICRO.blocks(kc, p, pOff + ir * ldp, ldp, tile.data, tile.offset, tile.stride, dvPad / Kernels.NR,
+                        o, ir * dvPad, dvPad, Math.min(Kernels.MR, rows - ir), Kernels.NR, true);
+            }
+        }
+    }
 
     /** Whether a value row of a key in {@code [j0, j1)} holds NaN or an infinity. */
     abstract boolean hasNonFiniteValues(int j0, int j1);

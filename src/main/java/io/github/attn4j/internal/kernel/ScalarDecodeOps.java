@@ -1,6 +1,9 @@
 package io.github.attn4j.internal.kernel;
 
-/** The decode loops in plain Java: one {@link HalfFloat} conversion or one multiplication per element. */
+/**
+ * The decode loops in plain Java: one {@link HalfFloat} conversion or one multiplication per
+ * element; the products decode each B element where the fused multiply-add reads it.
+ */
 final class ScalarDecodeOps implements DecodeOps {
     private static final int NR = Kernels.NR;
 
@@ -33,5 +36,62 @@ final class ScalarDecodeOps implements DecodeOps {
                 dst[dOff + r * NR + c] = src[off + r * NR + c] * s;
             }
         }
+    }
+
+    @Override
+    public void halfProduct(boolean bf16, int kc, float[] a, int aOff, short[] b, int bOff, int bStride, int panels,
+                            float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        for (int t = 0; t < panels; t++) {
+            int nr = t == panels - 1 ? lastNr : NR;
+            for (int i = 0; i < mr; i++) {
+                for (int j = 0; j < nr; j++) {
+                    float acc = 0f;
+                    for (int p = 0; p < kc; p++) {
+                        short h = b[bOff + t * bStride + p * NR + j];
+                        acc = Math.fma(a[aOff + p * Kernels.MR + i], bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc);
+                    }
+                    add(c, cOff + i * ldc + t * NR + j, acc, accumulate);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void int8Keys(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+                         float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
+        for (int t = 0; t < panels; t++) {
+            int nr = t == panels - 1 ? lastNr : NR;
+            for (int i = 0; i < mr; i++) {
+                for (int j = 0; j < nr; j++) {
+                    float acc = 0f;
+                    for (int p = 0; p < kc; p++) {
+                        float x = b[bOff + t * bStride + p * NR + j] * scales[sOff + t * sPanel + p / block * NR + j];
+                        acc = Math.fma(a[aOff + p * Kernels.MR + i], x, acc);
+                    }
+                    add(c, cOff + i * ldc + t * NR + j, acc, false);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void int8Values(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+                           float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr) {
+        for (int t = 0; t < panels; t++) {
+            for (int i = 0; i < mr; i++) {
+                for (int j = 0; j < NR; j++) {
+                    float acc = 0f;
+                    for (int p = 0; p < kc; p++) {
+                        float x = b[bOff + t * bStride + p * NR + j] * scales[sOff + p * sRow + t * NR / block];
+                        acc = Math.fma(a[aOff + p * Kernels.MR + i], x, acc);
+                    }
+                    add(c, cOff + i * ldc + t * NR + j, acc, true);
+                }
+            }
+        }
+    }
+
+    private static void add(float[] c, int at, float acc, boolean accumulate) {
+        c[at] = accumulate ? c[at] + acc : acc;
     }
 }

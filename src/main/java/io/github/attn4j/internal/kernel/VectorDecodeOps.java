@@ -19,6 +19,15 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>An INT8 row of NR = 2L bytes is read as two L-byte vectors, or at L = 4, where there is no
  * 32-bit byte species, as one 8-byte vector whose two halves are widened apart.
+ *
+ * <p>The products hold a {@code 4 x 2V} block of C in 8 accumulators and widen each B row in
+ * registers right before its fused multiply-adds, so a narrow cache is read once, at its own
+ * width: decoding a whole key tile (32 KiB of floats at d = 128) into scratch first and reading
+ * it back cost about what the narrower reads saved. Four rows, not the micro-kernel's six: a
+ * grouped-query decode step has four query rows per key/value head (32 over 8), and on AVX2's 16
+ * vector registers the widening needs room beside the accumulators. The block is stored through
+ * a per-thread buffer ({@link #store}), not from vector arguments of a helper, which C2 would
+ * box when it declines to inline it.
  */
 final class VectorDecodeOps implements DecodeOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
@@ -29,6 +38,10 @@ final class VectorDecodeOps implements DecodeOps {
     /** Whether L bytes make a vector shape (64 bits at least); if not, a row is one vector of NR bytes. */
     private static final boolean HALF_ROWS = 8 * L >= 64;
     private static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF_ROWS ? 8 * L : 8 * NR));
+    /** Rows apart of a packed A panel. */
+    private static final int MR = Kernels.MR;
+    /** Per thread, the register block of a product on its way to C. */
+    private static final ThreadLocal<float[]> BLOCK = ThreadLocal.withInitial(() -> new float[PRODUCT_ROWS * NR]);
 
     VectorDecodeOps() {
         if (NR != Kernels.NR) {
@@ -38,31 +51,49 @@ final class VectorDecodeOps implements DecodeOps {
 
     @Override
     public void f16(short[] src, int off, float[] dst, int dOff, int n) {
-        FloatVector scale = FloatVector.broadcast(S, HalfFloat.F16_SCALE);
-        IntVector largestFinite = IntVector.broadcast(I, HalfFloat.F16_EXP - 1);
         int i = 0;
         for (; i <= n - L; i += L) {
-            IntVector h = (IntVector) ShortVector.fromArray(H, src, off + i).convertShape(VectorOperators.S2I, I, 0);
-            IntVector em = h.and(0x7fff);
-            IntVector magnitude = em.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(scale).reinterpretAsInts();
-            IntVector special = largestFinite.sub(em).lanewise(VectorOperators.ASHR, 31).and(HalfFloat.F32_EXP);
-            magnitude.or(special).or(h.and(0x80000000)).reinterpretAsFloats().intoArray(dst, dOff + i);
+            f16(src, off + i).intoArray(dst, dOff + i);
         }
         for (; i < n; i++) {
             dst[dOff + i] = HalfFloat.fromF16(src[off + i]);
         }
     }
 
+    /** The L F16 values at {@code src[at]}, widened. */
+    private static FloatVector f16(short[] src, int at) {
+        IntVector h = (IntVector) ShortVector.fromArray(H, src, at).convertShape(VectorOperators.S2I, I, 0);
+        IntVector em = h.and(0x7fff);
+        IntVector magnitude = em.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(HalfFloat.F16_SCALE).reinterpretAsInts();
+        IntVector special = em.neg().add(HalfFloat.F16_EXP - 1).lanewise(VectorOperators.ASHR, 31).and(HalfFloat.F32_EXP);
+        return magnitude.or(special).or(h.and(0x80000000)).reinterpretAsFloats();
+    }
+
     @Override
     public void bf16(short[] src, int off, float[] dst, int dOff, int n) {
         int i = 0;
         for (; i <= n - L; i += L) {
-            IntVector h = (IntVector) ShortVector.fromArray(H, src, off + i).convertShape(VectorOperators.S2I, I, 0);
-            h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, dOff + i);
+            bf16(src, off + i).intoArray(dst, dOff + i);
         }
         for (; i < n; i++) {
             dst[dOff + i] = HalfFloat.fromBf16(src[off + i]);
         }
+    }
+
+    /** The L BF16 values at {@code src[at]}, widened. */
+    private static FloatVector bf16(short[] src, int at) {
+        IntVector h = (IntVector) ShortVector.fromArray(H, src, at).convertShape(VectorOperators.S2I, I, 0);
+        return h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+    }
+
+    /** The first L of the NR bytes at {@code src[at]} as floats. */
+    private static FloatVector low(byte[] src, int at) {
+        return (FloatVector) ByteVector.fromArray(B, src, at).convertShape(VectorOperators.B2F, S, 0);
+    }
+
+    /** The last L of the NR bytes at {@code src[at]} as floats. */
+    private static FloatVector high(byte[] src, int at) {
+        return (FloatVector) ByteVector.fromArray(B, src, HALF_ROWS ? at + L : at).convertShape(VectorOperators.B2F, S, HALF_ROWS ? 0 : 1);
     }
 
     @Override
@@ -72,10 +103,8 @@ final class VectorDecodeOps implements DecodeOps {
         for (int r = 0; r < rows; r++) {
             int at = off + r * NR;
             int to = dOff + r * NR;
-            ByteVector first = ByteVector.fromArray(B, src, at);
-            ByteVector second = HALF_ROWS ? ByteVector.fromArray(B, src, at + L) : first;
-            ((FloatVector) first.convertShape(VectorOperators.B2F, S, 0)).mul(s0).intoArray(dst, to);
-            ((FloatVector) second.convertShape(VectorOperators.B2F, S, HALF_ROWS ? 0 : 1)).mul(s1).intoArray(dst, to + L);
+            low(src, at).mul(s0).intoArray(dst, to);
+            high(src, at).mul(s1).intoArray(dst, to + L);
         }
     }
 
@@ -85,10 +114,156 @@ final class VectorDecodeOps implements DecodeOps {
             FloatVector s = FloatVector.broadcast(S, scales[sOff + r * sStride]);
             int at = off + r * NR;
             int to = dOff + r * NR;
-            ByteVector first = ByteVector.fromArray(B, src, at);
-            ByteVector second = HALF_ROWS ? ByteVector.fromArray(B, src, at + L) : first;
-            ((FloatVector) first.convertShape(VectorOperators.B2F, S, 0)).mul(s).intoArray(dst, to);
-            ((FloatVector) second.convertShape(VectorOperators.B2F, S, HALF_ROWS ? 0 : 1)).mul(s).intoArray(dst, to + L);
+            low(src, at).mul(s).intoArray(dst, to);
+            high(src, at).mul(s).intoArray(dst, to + L);
+        }
+    }
+
+    @Override
+    public void halfProduct(boolean bf16, int kc, float[] a, int aOff, short[] b, int bOff, int bStride, int panels,
+                            float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        float[] block = BLOCK.get();
+        for (int t = 0; t < panels; t++) {
+            int bt = bOff + t * bStride;
+            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            for (int p = 0; p < kc; p++) {
+                int bi = bt + p * NR;
+                int ai = aOff + p * MR;
+                FloatVector b0 = bf16 ? bf16(b, bi) : f16(b, bi);
+                FloatVector b1 = bf16 ? bf16(b, bi + L) : f16(b, bi + L);
+                FloatVector av = FloatVector.broadcast(S, a[ai]);
+                c00 = av.fma(b0, c00);
+                c01 = av.fma(b1, c01);
+                av = FloatVector.broadcast(S, a[ai + 1]);
+                c10 = av.fma(b0, c10);
+                c11 = av.fma(b1, c11);
+                av = FloatVector.broadcast(S, a[ai + 2]);
+                c20 = av.fma(b0, c20);
+                c21 = av.fma(b1, c21);
+                av = FloatVector.broadcast(S, a[ai + 3]);
+                c30 = av.fma(b0, c30);
+                c31 = av.fma(b1, c31);
+            }
+            c00.intoArray(block, 0);
+            c01.intoArray(block, L);
+            c10.intoArray(block, NR);
+            c11.intoArray(block, NR + L);
+            c20.intoArray(block, 2 * NR);
+            c21.intoArray(block, 2 * NR + L);
+            c30.intoArray(block, 3 * NR);
+            c31.intoArray(block, 3 * NR + L);
+            store(block, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
+        }
+    }
+
+    @Override
+    public void int8Keys(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+                         float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
+        float[] out = BLOCK.get();
+        for (int t = 0; t < panels; t++) {
+            int bt = bOff + t * bStride;
+            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            for (int p0 = 0; p0 < kc; p0 += block) {
+                int si = sOff + t * sPanel + p0 / block * NR;
+                FloatVector s0 = FloatVector.fromArray(S, scales, si);
+                FloatVector s1 = FloatVector.fromArray(S, scales, si + L);
+                for (int p = p0; p < Math.min(kc, p0 + block); p++) {
+                    int bi = bt + p * NR;
+                    int ai = aOff + p * MR;
+                    FloatVector b0 = low(b, bi).mul(s0);
+                    FloatVector b1 = high(b, bi).mul(s1);
+                    FloatVector av = FloatVector.broadcast(S, a[ai]);
+                    c00 = av.fma(b0, c00);
+                    c01 = av.fma(b1, c01);
+                    av = FloatVector.broadcast(S, a[ai + 1]);
+                    c10 = av.fma(b0, c10);
+                    c11 = av.fma(b1, c11);
+                    av = FloatVector.broadcast(S, a[ai + 2]);
+                    c20 = av.fma(b0, c20);
+                    c21 = av.fma(b1, c21);
+                    av = FloatVector.broadcast(S, a[ai + 3]);
+                    c30 = av.fma(b0, c30);
+                    c31 = av.fma(b1, c31);
+                }
+            }
+            c00.intoArray(out, 0);
+            c01.intoArray(out, L);
+            c10.intoArray(out, NR);
+            c11.intoArray(out, NR + L);
+            c20.intoArray(out, 2 * NR);
+            c21.intoArray(out, 2 * NR + L);
+            c30.intoArray(out, 3 * NR);
+            c31.intoArray(out, 3 * NR + L);
+            store(out, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, false);
+        }
+    }
+
+    @Override
+    public void int8Values(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+                           float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr) {
+        float[] out = BLOCK.get();
+        for (int t = 0; t < panels; t++) {
+            int bt = bOff + t * bStride;
+            int st = sOff + t * NR / block;
+            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            for (int p = 0; p < kc; p++) {
+                int bi = bt + p * NR;
+                int ai = aOff + p * MR;
+                FloatVector s = FloatVector.broadcast(S, scales[st + p * sRow]);
+                FloatVector b0 = low(b, bi).mul(s);
+                FloatVector b1 = high(b, bi).mul(s);
+                FloatVector av = FloatVector.broadcast(S, a[ai]);
+                c00 = av.fma(b0, c00);
+                c01 = av.fma(b1, c01);
+                av = FloatVector.broadcast(S, a[ai + 1]);
+                c10 = av.fma(b0, c10);
+                c11 = av.fma(b1, c11);
+                av = FloatVector.broadcast(S, a[ai + 2]);
+                c20 = av.fma(b0, c20);
+                c21 = av.fma(b1, c21);
+                av = FloatVector.broadcast(S, a[ai + 3]);
+                c30 = av.fma(b0, c30);
+                c31 = av.fma(b1, c31);
+            }
+            c00.intoArray(out, 0);
+            c01.intoArray(out, L);
+            c10.intoArray(out, NR);
+            c11.intoArray(out, NR + L);
+            c20.intoArray(out, 2 * NR);
+            c21.intoArray(out, 2 * NR + L);
+            c30.intoArray(out, 3 * NR);
+            c31.intoArray(out, 3 * NR + L);
+            store(out, c, cOff + t * NR, ldc, mr, NR, true);
+        }
+    }
+
+    /** Writes (or adds, when {@code accumulate}) the {@code mr x nr} corner of a register block stored row by row, NR apart, into C. */
+    private static void store(float[] block, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        for (int i = 0; i < mr; i++) {
+            int row = cOff + i * ldc;
+            if (nr == NR) {
+                FloatVector v0 = FloatVector.fromArray(S, block, i * NR);
+                FloatVector v1 = FloatVector.fromArray(S, block, i * NR + L);
+                if (accumulate) {
+                    v0 = v0.add(FloatVector.fromArray(S, c, row));
+                    v1 = v1.add(FloatVector.fromArray(S, c, row + L));
+                }
+                v0.intoArray(c, row);
+                v1.intoArray(c, row + L);
+            } else {
+                for (int j = 0; j < nr; j++) {
+                    c[row + j] = accumulate ? c[row + j] + block[i * NR + j] : block[i * NR + j];
+                }
+            }
         }
     }
 }

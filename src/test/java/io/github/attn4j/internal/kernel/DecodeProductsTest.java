@@ -1,0 +1,164 @@
+package io.github.attn4j.internal.kernel;
+
+import io.github.attn4j.RandomTensors;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+import static io.github.attn4j.internal.kernel.Kernels.MR;
+import static io.github.attn4j.internal.kernel.Kernels.NR;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+/**
+ * The {@link DecodeOps} products give, bit for bit, what the float32 micro-kernel
+ * ({@link Kernels#MICRO}'s {@link MicroKernel#packedBlock}) gives on panels decoded by the scalar
+ * decode loops, on the active path and on the scalar one, for every edge of the block: any
+ * depth, 1 to {@link DecodeOps#PRODUCT_ROWS} rows (rows past them hold NaN in A and must not
+ * reach C), a narrow last panel, with and without accumulation, F16 and BF16 bits of every kind
+ * (NaN, infinities, subnormals included) and INT8 scales of every kind.
+ */
+class DecodeProductsTest {
+    private static final DecodeOps SCALAR = new ScalarDecodeOps();
+    private static final float[] SPECIAL_SCALES = {0f, Float.MIN_VALUE, 1e-40f, Float.MAX_VALUE, Float.POSITIVE_INFINITY, Float.NaN};
+
+    /** One product's shape: depth, panels, rows, last panel width, whether C is added to. */
+    private record Shape(int kc, int panels, int mr, int lastNr, boolean accumulate, int aOff, int bOff, int bStride, int ldc) {
+        static Shape of(SplittableRandom random, int kc, boolean accumulate) {
+            int panels = 1 + random.nextInt(3);
+            return new Shape(kc, panels, 1 + random.nextInt(DecodeOps.PRODUCT_ROWS), 1 + random.nextInt(NR), accumulate,
+                    random.nextInt(5), random.nextInt(9), kc * NR + random.nextInt(3) * NR, panels * NR + random.nextInt(5));
+        }
+
+        /** A packed MR apart, rows past mr NaN. */
+        float[] a(SplittableRandom random) {
+            float[] a = new float[aOff + kc * MR + MR];
+            Arrays.fill(a, Float.NaN);
+            for (int p = 0; p < kc; p++) {
+                for (int i = 0; i < mr; i++) {
+                    a[aOff + p * MR + i] = RandomTensors.uniformValue(random);
+                }
+            }
+            return a;
+        }
+
+        float[] c(SplittableRandom random) {
+            float[] c = new float[DecodeOps.PRODUCT_ROWS * ldc];
+            for (int i = 0; i < c.length; i++) {
+                c[i] = RandomTensors.uniformValue(random);
+            }
+            return c;
+        }
+
+        int bLength() {
+            return bOff + (panels - 1) * bStride + kc * NR;
+        }
+
+        /** The float32 micro-kernel over panel {@code t}, decoded into {@code panel}. */
+        void micro(float[] a, float[] panel, int t, float[] c, boolean lastNarrow) {
+            Kernels.MICRO.packedBlock(kc, a, aOff, panel, 0, c, t * NR, ldc, mr, lastNarrow && t == panels - 1 ? lastNr : NR, accumulate);
+        }
+    }
+
+    private static void assertSameBits(float[] expected, float[] actual, String what) {
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals(Float.floatToIntBits(expected[i]), Float.floatToIntBits(actual[i]), what + " at " + i);
+        }
+    }
+
+    @Test
+    void halfProductsEqualTheMicroKernelOnDecodedPanels() {
+        qt().withExamples(300).forAll(integers().between(1, 140), integers().between(0, 3), longs().all()).checkAssert((kc, mode, seed) -> {
+            SplittableRandom random = new SplittableRandom(seed);
+            boolean bf16 = (mode & 1) == 1;
+            Shape shape = Shape.of(random, kc, (mode & 2) == 2);
+            short[] b = new short[shape.bLength()];
+            for (int i = 0; i < b.length; i++) {
+                // Mostly ordinary values, some raw bits (NaN, infinities, subnormals).
+                float x = RandomTensors.uniformValue(random);
+                b[i] = random.nextInt(20) == 0 ? (short) random.nextInt() : bf16 ? HalfFloat.toBf16(x) : HalfFloat.toF16(x);
+            }
+            float[] a = shape.a(random);
+            float[] expected = shape.c(random);
+            float[] actual = expected.clone(), scalar = expected.clone();
+            float[] panel = new float[kc * NR];
+            for (int t = 0; t < shape.panels(); t++) {
+                int from = shape.bOff() + t * shape.bStride();
+                if (bf16) {
+                    SCALAR.bf16(b, from, panel, 0, kc * NR);
+                } else {
+                    SCALAR.f16(b, from, panel, 0, kc * NR);
+                }
+                shape.micro(a, panel, t, expected, true);
+            }
+            String what = (bf16 ? "bf16 " : "f16 ") + shape;
+            Kernels.DECODE.halfProduct(bf16, kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(),
+                    actual, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
+            SCALAR.halfProduct(bf16, kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(),
+                    scalar, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
+            assertSameBits(expected, actual, what);
+            assertSameBits(expected, scalar, "scalar " + what);
+        });
+    }
+
+    private static float scale(SplittableRandom random) {
+        return random.nextInt(10) == 0 ? SPECIAL_SCALES[random.nextInt(SPECIAL_SCALES.length)]
+                : (float) (random.nextDouble(1e-3, 1) * Math.pow(2, random.nextInt(-20, 20)));
+    }
+
+    @Test
+    void int8ProductsEqualTheMicroKernelOnDecodedPanels() {
+        qt().withExamples(300).forAll(integers().between(1, 140), integers().between(0, 2), longs().all()).checkAssert((kc, blockChoice, seed) -> {
+            SplittableRandom random = new SplittableRandom(seed);
+            boolean keys = random.nextBoolean();
+            Shape shape = Shape.of(random, kc, !keys);
+            // A multiple of NR, or (one block per vector) at least a key's depth or a value's columns.
+            int block = blockChoice == 0 ? Int8Panels.BLOCK : blockChoice == 1 ? NR
+                    : (keys ? kc : shape.panels() * NR) + random.nextInt(3);
+            byte[] b = new byte[shape.bLength()];
+            random.nextBytes(b);
+            int blocks = (kc + block - 1) / block;
+            int sPanel = blocks * NR;
+            int sRow = shape.panels() * NR / block + 1;
+            float[] scales = new float[3 + shape.panels() * sPanel + kc * sRow + NR];
+            for (int i = 0; i < scales.length; i++) {
+                scales[i] = scale(random);
+            }
+            float[] a = shape.a(random);
+            float[] expected = shape.c(random);
+            float[] actual = expected.clone(), scalar = expected.clone();
+            float[] panel = new float[kc * NR];
+            int sOff = 3;
+            // Keys: a scale per key (column) and block of depths; values: a scale per key (row) and block of columns.
+            for (int t = 0; t < shape.panels(); t++) {
+                int from = shape.bOff() + t * shape.bStride();
+                if (keys) {
+                    for (int k = 0; k < blocks; k++) {
+                        SCALAR.int8Columns(b, from + k * block * NR, scales, sOff + t * sPanel + k * NR, panel, k * block * NR,
+                                Math.min(block, kc - k * block));
+                    }
+                } else {
+                    SCALAR.int8Rows(b, from, scales, sOff + t * NR / block, sRow, panel, 0, kc);
+                }
+                shape.micro(a, panel, t, expected, keys);
+            }
+            String what = (keys ? "int8 keys " : "int8 values ") + "block " + block + " " + shape;
+            if (keys) {
+                Kernels.DECODE.int8Keys(kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sPanel,
+                        block, actual, 0, shape.ldc(), shape.mr(), shape.lastNr());
+                SCALAR.int8Keys(kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sPanel,
+                        block, scalar, 0, shape.ldc(), shape.mr(), shape.lastNr());
+            } else {
+                Kernels.DECODE.int8Values(kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sRow,
+                        block, actual, 0, shape.ldc(), shape.mr());
+                SCALAR.int8Values(kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sRow,
+                        block, scalar, 0, shape.ldc(), shape.mr());
+            }
+            assertSameBits(expected, actual, what);
+            assertSameBits(expected, scalar, "scalar " + what);
+        });
+    }
+}
