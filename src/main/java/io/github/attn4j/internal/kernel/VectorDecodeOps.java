@@ -60,8 +60,8 @@ final class VectorDecodeOps implements DecodeOps {
         }
     }
 
-    /** The L F16 values at {@code src[at]}, widened. */
-    private static FloatVector f16(short[] src, int at) {
+    /** The L F16 values at {@code src[at]}, widened (also {@link VectorMicroKernel#halfRow}'s B loads). */
+    static FloatVector f16(short[] src, int at) {
         IntVector h = (IntVector) ShortVector.fromArray(H, src, at).convertShape(VectorOperators.S2I, I, 0);
         IntVector em = h.and(0x7fff);
         IntVector magnitude = em.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(HalfFloat.F16_SCALE).reinterpretAsInts();
@@ -80,8 +80,8 @@ final class VectorDecodeOps implements DecodeOps {
         }
     }
 
-    /** The L BF16 values at {@code src[at]}, widened. */
-    private static FloatVector bf16(short[] src, int at) {
+    /** The L BF16 values at {@code src[at]}, widened (also {@link VectorMicroKernel#halfRow}'s B loads). */
+    static FloatVector bf16(short[] src, int at) {
         IntVector h = (IntVector) ShortVector.fromArray(H, src, at).convertShape(VectorOperators.S2I, I, 0);
         return h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
     }

@@ -1,10 +1,6 @@
 package io.github.attn4j.internal.kernel;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -32,9 +28,6 @@ import jdk.incubator.vector.VectorSpecies;
 final class VectorMicroKernel implements MicroKernel {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
     private static final int L = Vectors.LANES;
-
-    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, S.vectorShape());
-    private static final VectorSpecies<Short> H = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * L));
 
     /** Rows of the register block. */
     static final int MR = 6;
@@ -186,16 +179,15 @@ final class VectorMicroKernel implements MicroKernel {
             for (int p = 0; p < kc; p++) {
                 int bi = bOff + p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p * MR]);
-                c0 = av.fma(bf16Lanes(b, bi), c0);
-                c1 = av.fma(bf16Lanes(b, bi + L), c1);
+                c0 = av.fma(VectorDecodeOps.bf16(b, bi), c0);
+                c1 = av.fma(VectorDecodeOps.bf16(b, bi + L), c1);
             }
         } else {
-            FloatVector scale = FloatVector.broadcast(S, HalfFloat.F16_SCALE);
             for (int p = 0; p < kc; p++) {
                 int bi = bOff + p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p * MR]);
-                c0 = av.fma(f16Lanes(b, bi, scale), c0);
-                c1 = av.fma(f16Lanes(b, bi + L, scale), c1);
+                c0 = av.fma(VectorDecodeOps.f16(b, bi), c0);
+                c1 = av.fma(VectorDecodeOps.f16(b, bi + L), c1);
             }
         }
         if (nr == NR) {
@@ -211,25 +203,6 @@ final class VectorMicroKernel implements MicroKernel {
             c1.intoArray(spill, L);
             copyCorner(spill, c, cOff, 0, 1, nr, accumulate);
         }
-    }
-
-    /** L BF16 values from {@code b[at]} as floats: each becomes the upper half of a float's bits. */
-    private static FloatVector bf16Lanes(short[] b, int at) {
-        IntVector h = (IntVector) ShortVector.fromArray(H, b, at).convertShape(VectorOperators.S2I, I, 0);
-        return h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
-    }
-
-    /**
-     * L F16 values from {@code b[at]} as floats, lane-wise {@link HalfFloat#fromF16}: exponent and
-     * significand shifted into place and scaled by 2¹¹² (exact), the exponent field filled for
-     * infinities and NaNs (an arithmetic shift of {@code 0x7bff - em}), then the sign.
-     */
-    private static FloatVector f16Lanes(short[] b, int at, FloatVector scale) {
-        IntVector h = (IntVector) ShortVector.fromArray(H, b, at).convertShape(VectorOperators.S2I, I, 0);
-        IntVector em = h.and(0x7fff);
-        IntVector magnitude = em.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(scale).reinterpretAsInts();
-        IntVector special = em.neg().add(HalfFloat.F16_EXP - 1).lanewise(VectorOperators.ASHR, 31).and(HalfFloat.F32_EXP);
-        return magnitude.or(special).or(h.and(0x80000000)).reinterpretAsFloats();
     }
 
     /** Writes the {@code mr x nr} corner of a register block spilled row by row (NR apart) into C. */
