@@ -344,18 +344,19 @@ public final class Gemm {
             }
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
-                for (int jr = jb; jr < jbEnd; jr += NR) {
-                    int nr = Math.min(NR, jbEnd - jr);
-                    if (half != null && perPanel) {
+                if (half != null && perPanel) {
+                    for (int jr = jb; jr < jbEnd; jr += NR) {
                         for (int i = 0; i < mr; i++) {
-                            Kernels.MICRO.halfRow(kc, aBuf, ir * kc + i, half.half(), block.offset() + jr * kc,
-                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr, nr,
-                                    block.accumulate());
+                            Kernels.MICRO.halfRow(kc, aBuf, (ir + i) * kc, half.half(), block.offset() + jr * kc,
+                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr,
+                                    Math.min(NR, jbEnd - jr), block.accumulate());
                         }
-                    } else {
-                        Kernels.MICRO.packedBlock(kc, aBuf, ir * kc, b, bBase + jr * kc,
-                                c, cOff + ir * ldc + jr, ldc, mr, nr, block.accumulate());
                     }
+                } else {
+                    // One call sweeps the group's panels with the A micro-panel (row-major, lda = kc) in L1.
+                    int panels = (jbEnd - jb + NR - 1) / NR;
+                    Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                            c, cOff + ir * ldc + jb, ldc, mr, jbEnd - jb - (panels - 1) * NR, block.accumulate());
                 }
             }
         }
