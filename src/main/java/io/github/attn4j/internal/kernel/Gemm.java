@@ -12,10 +12,10 @@ import java.util.Objects;
  * <pre>
  * for jc in 0..N step NC              B block kc x nc  -> L3 (shared, 32 MiB)
  *   for pc in 0..K step KC            pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
- *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] into MR-row micro-panels
+ *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] row after row (MR-row micro-panels)
  *       for jb in 0..nc step NB       group of B micro-panels kc x nb -> L2 (1 MiB per core)
  *         for ir in 0..mc step MR     A micro-panel MR x kc -> L1 (32 KiB per core)
- *           for jr in jb..jb+nb step NR
+ *           for jr in jb..jb+nb step NR   (one MicroKernel.blocks call)
  *             micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
  * </pre>
  *

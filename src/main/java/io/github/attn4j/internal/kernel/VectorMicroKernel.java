@@ -19,8 +19,8 @@ import jdk.incubator.vector.VectorSpecies;
  * accumulators on the stack, a store and a reload in every step, and the GEMM ran at 42% of the
  * FMA ceiling; through {@link #blocks} the disassembled loop holds all twelve accumulators, the
  * two B vectors and two broadcasts in the 16 registers. GemmBenchmark, one thread, 256-bit path,
- * the two jars one after the other: 512³ 6.97 → 4.77 ms, the L = 512 projection 20.7 → 15.2 ms
- * (jmh/README.md, "GEMM tuning"). On a 512-bit machine the packed loop had measured 115 against
+ * the two jars alternated twice: 512³ 6.75 and 7.45 → 3.99 and 4.86 ms, the L = 512 projection
+ * 20.8 and 21.5 → 11.1 and 14.1 ms (jmh/README.md, "GEMM tuning"). On a 512-bit machine the packed loop had measured 115 against
  * 108 GFLOP/s for this one with the panel in L1; the whole GEMM was not measured there again.
  *
  * <p>Why six rows, when AVX-512 has 32 registers: taller blocks of the same two vectors were
