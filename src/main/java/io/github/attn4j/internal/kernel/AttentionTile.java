@@ -26,13 +26,13 @@ import static io.github.attn4j.internal.kernel.TileState.SUM_LANES;
  *       caller's weights, are normalized in place and multiplied by V.</li>
  * </ul>
  *
- * <p>Why the scores go through {@link MicroKernel#blocks} on row-major query rows rather than
- * {@link MicroKernel#packedBlock} on a packed query panel: on the 256-bit path (16 vector
- * registers) C2 compiled {@code packedBlock} with one of its twelve accumulators on the stack, a
- * store and reload in every step of the reduction, so the score product ran at about half the
- * rate of the value product ({@code blocks}, no spill) in a perf profile of the unmasked
- * attention at L = 2048 (57% of the samples in {@code packedBlock}, 28% in {@code blocks}, for
- * the same flops). One {@code blocks} call per MR-row block also sweeps all the tile's key panels,
+ * <p>Why the scores go through {@link MicroKernel#blocks} on row-major query rows rather than a
+ * micro-kernel loop over a query panel packed column by column (the loop the micro-kernel had
+ * then): on the 256-bit path (16 vector registers) C2 compiled that loop with one of its twelve
+ * accumulators on the stack, a store and reload in every step of the reduction, so the score
+ * product ran at about half the rate of the value product ({@code blocks}, no spill) in a perf
+ * profile of the unmasked attention at L = 2048 (57% of the samples in the packed loop, 28% in
+ * {@code blocks}, for the same flops). One {@code blocks} call per MR-row block also sweeps all the tile's key panels,
  * paying its set-up once instead of per panel. Unmasked {@code ScaledDotProductAttentionBenchmark},
  * one thread, 8 heads, L = 2048, 256-bit path: 177.4 → 129.5 ms at head width 64 and 150.8 → 77.4
  * ms at 32 (JMH medians of the quietest pair of runs, the two jars one after the other; two later

@@ -12,10 +12,10 @@ import java.util.Objects;
  * <pre>
  * for jc in 0..N step NC              B block kc x nc  -> L3 (shared, 32 MiB)
  *   for pc in 0..K step KC            pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
- *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] into MR-row micro-panels
+ *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] row after row (MR-row micro-panels)
  *       for jb in 0..nc step NB       group of B micro-panels kc x nb -> L2 (1 MiB per core)
  *         for ir in 0..mc step MR     A micro-panel MR x kc -> L1 (32 KiB per core)
- *           for jr in jb..jb+nb step NR
+ *           for jr in jb..jb+nb step NR   (one MicroKernel.blocks call)
  *             micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
  * </pre>
  *
@@ -344,18 +344,19 @@ public final class Gemm {
             }
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
-                for (int jr = jb; jr < jbEnd; jr += NR) {
-                    int nr = Math.min(NR, jbEnd - jr);
-                    if (half != null && perPanel) {
+                if (half != null && perPanel) {
+                    for (int jr = jb; jr < jbEnd; jr += NR) {
                         for (int i = 0; i < mr; i++) {
-                            Kernels.MICRO.halfRow(kc, aBuf, ir * kc + i, half.half(), block.offset() + jr * kc,
-                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr, nr,
-                                    block.accumulate());
+                            Kernels.MICRO.halfRow(kc, aBuf, (ir + i) * kc, half.half(), block.offset() + jr * kc,
+                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr,
+                                    Math.min(NR, jbEnd - jr), block.accumulate());
                         }
-                    } else {
-                        Kernels.MICRO.packedBlock(kc, aBuf, ir * kc, b, bBase + jr * kc,
-                                c, cOff + ir * ldc + jr, ldc, mr, nr, block.accumulate());
                     }
+                } else {
+                    // One call sweeps the group's panels with the A micro-panel (row-major, lda = kc) in L1.
+                    int panels = (jbEnd - jb + NR - 1) / NR;
+                    Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                            c, cOff + ir * ldc + jb, ldc, mr, jbEnd - jb - (panels - 1) * NR, block.accumulate());
                 }
             }
         }

@@ -10,9 +10,8 @@ package io.github.attn4j.internal.kernel;
  * <p>Operand layouts:
  * <ul>
  *   <li>A is row-major: element (i, p) is {@code a[aOff + i * lda + p]}; only rows {@code i < mr}
- *       are read. {@link #block} and {@link #blocks} read row-major activations (softmax
- *       weights, the attention's query tiles); {@link #packedBlock} reads a packed micro-panel
- *       (GEMM blocks).</li>
+ *       are read. That covers activations read in place (softmax weights, the attention's query
+ *       tiles) and the GEMM's packed A micro-panels ({@link Packing#packA}, {@code lda = kc}).</li>
  *   <li>B is a packed panel: row p is the {@link #nr()} floats at {@code b[bOff + p * nr()]},
  *       zero padded past the last real column.</li>
  *   <li>C element (i, j) is {@code c[cOff + i * ldc + j]}; only the {@code mr x nr} corner is
@@ -35,20 +34,13 @@ interface MicroKernel {
                float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
 
     /**
-     * {@link #block} with A a packed micro-panel (the layout of {@link Packing#packA}): element
-     * (i, p) is {@code a[aOff + p * mr() + i]}; rows past {@code mr} are not read.
-     */
-    void packedBlock(int kc, float[] a, int aOff, float[] b, int bOff,
-                     float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
-
-    /**
-     * One row of {@link #packedBlock} with B a 16-bit panel: {@code C[0, 0:nr] = A[0, 0:kc] * B},
-     * element p of the A row at {@code a[aOff + p * mr()]} (a row of a packed micro-panel), row p
-     * of B the {@link #nr()} F16 or BF16 values at {@code b[bOff + p * nr()]}, widened exactly
-     * ({@link HalfFloat}) as they are loaded. Each element of C is the same chain of fused
-     * multiply-adds as in {@link #packedBlock}, so the bits are those of {@link #packedBlock} on
-     * the widened panel. For products of a few rows (decode steps), whose time is the reading of
-     * B: no widened copy of the panel is written and read back.
+     * One row of {@link #block} with B a 16-bit panel: {@code C[0, 0:nr] = A[0, 0:kc] * B},
+     * element p of the A row at {@code a[aOff + p]}, row p of B the {@link #nr()} F16 or BF16
+     * values at {@code b[bOff + p * nr()]}, widened exactly ({@link HalfFloat}) as they are
+     * loaded. Each element of C is the same chain of fused multiply-adds as in {@link #block},
+     * so the bits are those of {@link #block} on the widened panel. For products of a few rows
+     * (decode steps), whose time is the reading of B: no widened copy of the panel is written and
+     * read back.
      */
     void halfRow(int kc, float[] a, int aOff, short[] b, int bOff, boolean bf16,
                  float[] c, int cOff, int nr, boolean accumulate);

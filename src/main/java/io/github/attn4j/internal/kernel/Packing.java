@@ -4,53 +4,47 @@ import java.util.Arrays;
 
 /**
  * Packing of GEMM operand blocks into the contiguous, zero-padded panels that
- * {@link MicroKernel#packedBlock} streams through.
+ * {@link MicroKernel#blocks} streams through.
  *
  * <ul>
- *   <li>A block ({@code mc x kc}) becomes MR-row panels. Panel {@code q} (rows
- *       {@code q*MR .. q*MR+MR-1}) starts at {@code q * MR * kc} and stores column {@code p} of
- *       the panel as MR consecutive floats: element (i, p) of the block is at
- *       {@code (i / MR) * MR * kc + p * MR + i % MR}. Rows past {@code mc} are zero.</li>
+ *   <li>A block ({@code mc x kc}) becomes one contiguous row-major block: element (i, p) is at
+ *       {@code i * kc + p}, so the MR-row micro-panel {@code q} is the {@code MR * kc} floats from
+ *       {@code q * MR * kc}, which the micro-kernel reads as row-major A with {@code lda = kc}.
+ *       Nothing is padded: the micro-kernel does not read rows past {@code mc}.</li>
  *   <li>B block ({@code kc x nc}) becomes NR-column panels. Panel {@code q} (columns
  *       {@code q*NR .. q*NR+NR-1}) starts at {@code q * NR * kc} and stores row {@code p} of the
  *       panel as NR consecutive floats: element (p, j) of the block is at
  *       {@code (j / NR) * NR * kc + p * NR + j % NR}. Columns past {@code nc} are zero.</li>
  * </ul>
- * Each step p of the micro-kernel then reads MR consecutive floats of A and NR of B
- * ({@link MicroKernel#packedBlock}).
+ * Each step p of the micro-kernel then reads element p of each of the MR rows of an A panel
+ * (6 KiB apart at most, all in L1) and NR consecutive floats of B.
  *
  * <p>The copy loops read the source along its unit-stride direction when it has one, so a
  * transposed operand costs the same to pack as a plain one. Callers validate the ranges.
  */
 final class Packing {
-    private static final int MR = Kernels.MR;
     private static final int NR = Kernels.NR;
 
     private Packing() {
     }
 
     /**
-     * Packs rows {@code [i0, i0 + mc)} and columns {@code [p0, p0 + kc)} of {@code a} into MR-row
-     * panels at the start of {@code dst}, which must hold {@code roundUp(mc, MR) * kc} floats;
-     * the rows that complete the last panel are zero.
+     * Packs rows {@code [i0, i0 + mc)} and columns {@code [p0, p0 + kc)} of {@code a} into the
+     * first {@code mc * kc} floats of {@code dst}, row after row.
      */
     static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst) {
         float[] src = a.data();
         int rs = a.rowStride();
         int cs = a.colStride();
-        for (int ir = 0; ir < mc; ir += MR) {
-            int mr = Math.min(MR, mc - ir);
-            int from = a.offset() + (i0 + ir) * rs + p0 * cs;
-            int to = ir * kc;
-            if (mr < MR) {
-                // Rows past mc are zero: clear the whole micro-panel once, then copy the valid rows.
-                Arrays.fill(dst, to, to + kc * MR, 0f);
+        int from = a.offset() + i0 * rs + p0 * cs;
+        if (cs == 1) {
+            for (int i = 0; i < mc; i++) {
+                System.arraycopy(src, from + i * rs, dst, i * kc, kc);
             }
-            if (cs < rs) {
-                lineByLine(src, from, rs, cs, mr, kc, dst, to, MR, 1);
-            } else {
-                stepByStep(src, from, rs, cs, mr, kc, dst, to, MR, 1);
-            }
+        } else if (cs < rs) {
+            lineByLine(src, from, rs, cs, mc, kc, dst, 0, 1, kc);
+        } else {
+            stepByStep(src, from, rs, cs, mc, kc, dst, 0, 1, kc);
         }
     }
 
@@ -58,8 +52,8 @@ final class Packing {
      * Gathers {@code rows} rows of {@code depth} floats, row r starting at
      * {@code src[rowOffsets[r]]}, into consecutive rows {@code dst[r * depth ..]}, each value
      * multiplied by {@code scale}: the attention kernel's query tile, whose rows are scattered over
-     * a head layout. The rows stay row-major because the scores read them through
-     * {@link MicroKernel#blocks}, not as MR-row panels (see {@code AttentionTile}).
+     * a head layout, in the row-major form {@link MicroKernel#blocks} reads (see
+     * {@code AttentionTile}).
      */
     static void gatherScaledRows(float[] src, int[] rowOffsets, int rows, int depth, float scale, float[] dst) {
         // A copy, then one scaling pass on the kernels' row loops: C2 left the fused
@@ -141,8 +135,9 @@ final class Packing {
     /*
      * The two copy orders of one block. In both, the block has `lines` lines of `depth` elements;
      * element (l, d) is read from src[from + l * lineStride + d * depthStride] and written to
-     * dst[to + d * dstDepth + l * dstLine]. A panel's lines are its rows (dstDepth MR), a B
-     * panel's lines its columns (dstDepth NR); depth runs along K and dstLine is 1 in both.
+     * dst[to + d * dstDepth + l * dstLine]. A panel's lines are its rows, written one after the
+     * other (dstDepth 1, dstLine kc); a B panel's lines are its columns (dstDepth NR, dstLine 1);
+     * depth runs along K in both.
      */
 
     /** Line by line: reads each line of the source in order (best when depthStride is small). */

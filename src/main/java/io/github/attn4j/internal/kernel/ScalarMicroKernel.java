@@ -23,13 +23,7 @@ final class ScalarMicroKernel implements MicroKernel {
     @Override
     public void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
                       float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
-        run(kc, a, aOff, lda, 1, b, bOff, c, cOff, ldc, mr, nr, accumulate);
-    }
-
-    @Override
-    public void packedBlock(int kc, float[] a, int aOff, float[] b, int bOff,
-                            float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
-        run(kc, a, aOff, 1, MR, b, bOff, c, cOff, ldc, mr, nr, accumulate);
+        run(kc, a, aOff, lda, b, bOff, c, cOff, ldc, mr, nr, accumulate);
     }
 
     @Override
@@ -37,7 +31,7 @@ final class ScalarMicroKernel implements MicroKernel {
                         float[] c, int cOff, int nr, boolean accumulate) {
         float[] acc = new float[NR];
         for (int p = 0; p < kc; p++) {
-            float ap = a[aOff + p * MR];
+            float ap = a[aOff + p];
             for (int j = 0; j < NR; j++) {
                 short h = b[bOff + p * NR + j];
                 acc[j] = Math.fma(ap, bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc[j]);
@@ -48,14 +42,14 @@ final class ScalarMicroKernel implements MicroKernel {
         }
     }
 
-    /** The block with element (i, p) of A at {@code a[aOff + i * rowStride + p * depthStride]}. */
-    private static void run(int kc, float[] a, int aOff, int rowStride, int depthStride, float[] b, int bOff,
+    /** The block with element (i, p) of A at {@code a[aOff + i * lda + p]}. */
+    private static void run(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
                             float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
         float[] acc = new float[MR * NR];
         for (int p = 0; p < kc; p++) {
             int bi = bOff + p * NR;
             for (int i = 0; i < mr; i++) {
-                float ai = a[aOff + i * rowStride + p * depthStride];
+                float ai = a[aOff + i * lda + p];
                 for (int j = 0; j < NR; j++) {
                     acc[i * NR + j] = Math.fma(ai, b[bi + j], acc[i * NR + j]);
                 }

@@ -6,14 +6,22 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * The Vector API micro-kernel: a {@code 6 x 2V} block of C (V = {@link Vectors#LANES}) held in
  * 12 vector accumulators on every width, updated by broadcasting one element of A per row and
- * loading two vectors of B per step of the reduction. {@link #blocks} reads A as rows in place
- * (attention scores and weights times values), {@link #packedBlock} from a packed micro-panel
- * (GEMM blocks).
+ * loading two vectors of B per step of the reduction. {@link #blocks} reads A as rows (attention
+ * scores and weights times values, and the GEMM's packed A micro-panels, which are row-major too).
  *
  * <p>All strides in the reduction loop are constants or the loop index, so C2 hoists every range
  * check out of the loop (a variable stride there halved the throughput). In {@link #blocks}, rows
  * past {@code mr} re-read the last valid row; columns past {@code nr} only reach lanes that are
  * never stored.
+ *
+ * <p>One loop for row-major A, not a second one over A packed column by column (six consecutive
+ * floats per step): on the 256-bit path (16 vector registers) C2 kept one of that loop's twelve
+ * accumulators on the stack, a store and a reload in every step, and the GEMM ran at 42% of the
+ * FMA ceiling; through {@link #blocks} the disassembled loop holds all twelve accumulators, the
+ * two B vectors and two broadcasts in the 16 registers. GemmBenchmark, one thread, 256-bit path,
+ * the two jars alternated twice: 512³ 6.75 and 7.45 → 3.99 and 4.86 ms, the L = 512 projection
+ * 20.8 and 21.5 → 11.1 and 14.1 ms (jmh/README.md, "GEMM tuning"). On a 512-bit machine the packed loop had measured 115 against
+ * 108 GFLOP/s for this one with the panel in L1; the whole GEMM was not measured there again.
  *
  * <p>Why six rows, when AVX-512 has 32 registers: taller blocks of the same two vectors were
  * measured and lost on the target machine (Zen 4). With 12 rows (24 accumulators; C2 kept them
@@ -58,116 +66,6 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     /**
-     * A method of its own, not a branch of {@link #blocks}: alone in a small method, the reduction
-     * loop reads the six elements of A at constant offsets from one index. With the A panel in L1
-     * and kc = 512 it runs at 115 GFLOP/s, against 108 for {@link #blocks} on row-major A; as a
-     * second loop inside {@link #blocks} it made the whole GEMM 6 to 7% slower instead. Rows past
-     * mr are read (the packed panel has them) but not stored.
-     */
-    @Override
-    public void packedBlock(int kc, float[] a, int aOff, float[] b, int bOff,
-                            float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
-        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-        FloatVector c40 = FloatVector.zero(S), c41 = FloatVector.zero(S);
-        FloatVector c50 = FloatVector.zero(S), c51 = FloatVector.zero(S);
-        for (int p = 0; p < kc; p++) {
-            int bi = bOff + p * NR;
-            int ai = aOff + p * MR;
-            FloatVector b0 = FloatVector.fromArray(S, b, bi);
-            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
-            FloatVector av = FloatVector.broadcast(S, a[ai]);
-            c00 = av.fma(b0, c00);
-            c01 = av.fma(b1, c01);
-            av = FloatVector.broadcast(S, a[ai + 1]);
-            c10 = av.fma(b0, c10);
-            c11 = av.fma(b1, c11);
-            av = FloatVector.broadcast(S, a[ai + 2]);
-            c20 = av.fma(b0, c20);
-            c21 = av.fma(b1, c21);
-            av = FloatVector.broadcast(S, a[ai + 3]);
-            c30 = av.fma(b0, c30);
-            c31 = av.fma(b1, c31);
-            av = FloatVector.broadcast(S, a[ai + 4]);
-            c40 = av.fma(b0, c40);
-            c41 = av.fma(b1, c41);
-            av = FloatVector.broadcast(S, a[ai + 5]);
-            c50 = av.fma(b0, c50);
-            c51 = av.fma(b1, c51);
-        }
-        if (nr == NR) {
-            // Full-width rows are stored directly, also when mr < MR (a decode step's few rows).
-            // C is added in place here rather than in a helper taking a vector: a helper that C2
-            // compiles on its own and then declines to inline boxes every accumulator and runs
-            // the Vector API's Java fallback (seen as megabytes of garbage per GEMM with K > KC).
-            if (accumulate) {
-                c00 = c00.add(FloatVector.fromArray(S, c, cOff));
-                c01 = c01.add(FloatVector.fromArray(S, c, cOff + L));
-                if (mr > 1) {
-                    c10 = c10.add(FloatVector.fromArray(S, c, cOff + ldc));
-                    c11 = c11.add(FloatVector.fromArray(S, c, cOff + ldc + L));
-                }
-                if (mr > 2) {
-                    c20 = c20.add(FloatVector.fromArray(S, c, cOff + 2 * ldc));
-                    c21 = c21.add(FloatVector.fromArray(S, c, cOff + 2 * ldc + L));
-                }
-                if (mr > 3) {
-                    c30 = c30.add(FloatVector.fromArray(S, c, cOff + 3 * ldc));
-                    c31 = c31.add(FloatVector.fromArray(S, c, cOff + 3 * ldc + L));
-                }
-                if (mr > 4) {
-                    c40 = c40.add(FloatVector.fromArray(S, c, cOff + 4 * ldc));
-                    c41 = c41.add(FloatVector.fromArray(S, c, cOff + 4 * ldc + L));
-                }
-                if (mr > 5) {
-                    c50 = c50.add(FloatVector.fromArray(S, c, cOff + 5 * ldc));
-                    c51 = c51.add(FloatVector.fromArray(S, c, cOff + 5 * ldc + L));
-                }
-            }
-            c00.intoArray(c, cOff);
-            c01.intoArray(c, cOff + L);
-            if (mr > 1) {
-                c10.intoArray(c, cOff + ldc);
-                c11.intoArray(c, cOff + ldc + L);
-            }
-            if (mr > 2) {
-                c20.intoArray(c, cOff + 2 * ldc);
-                c21.intoArray(c, cOff + 2 * ldc + L);
-            }
-            if (mr > 3) {
-                c30.intoArray(c, cOff + 3 * ldc);
-                c31.intoArray(c, cOff + 3 * ldc + L);
-            }
-            if (mr > 4) {
-                c40.intoArray(c, cOff + 4 * ldc);
-                c41.intoArray(c, cOff + 4 * ldc + L);
-            }
-            if (mr > 5) {
-                c50.intoArray(c, cOff + 5 * ldc);
-                c51.intoArray(c, cOff + 5 * ldc + L);
-            }
-        } else {
-            float[] spill = SPILL.get();
-            c00.intoArray(spill, 0);
-            c01.intoArray(spill, L);
-            c10.intoArray(spill, NR);
-            c11.intoArray(spill, NR + L);
-            c20.intoArray(spill, 2 * NR);
-            c21.intoArray(spill, 2 * NR + L);
-            c30.intoArray(spill, 3 * NR);
-            c31.intoArray(spill, 3 * NR + L);
-            c40.intoArray(spill, 4 * NR);
-            c41.intoArray(spill, 4 * NR + L);
-            c50.intoArray(spill, 5 * NR);
-            c51.intoArray(spill, 5 * NR + L);
-            copyCorner(spill, c, cOff, ldc, mr, nr, accumulate);
-        }
-    }
-
-
-    /**
      * Two accumulators, one broadcast of A and two 16-bit loads of B per step; the F16 and BF16
      * loops are written apart so that neither tests the format inside the loop.
      */
@@ -178,14 +76,14 @@ final class VectorMicroKernel implements MicroKernel {
         if (bf16) {
             for (int p = 0; p < kc; p++) {
                 int bi = bOff + p * NR;
-                FloatVector av = FloatVector.broadcast(S, a[aOff + p * MR]);
+                FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
                 c0 = av.fma(VectorDecodeOps.bf16(b, bi), c0);
                 c1 = av.fma(VectorDecodeOps.bf16(b, bi + L), c1);
             }
         } else {
             for (int p = 0; p < kc; p++) {
                 int bi = bOff + p * NR;
-                FloatVector av = FloatVector.broadcast(S, a[aOff + p * MR]);
+                FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
                 c0 = av.fma(VectorDecodeOps.f16(b, bi), c0);
                 c1 = av.fma(VectorDecodeOps.f16(b, bi + L), c1);
             }

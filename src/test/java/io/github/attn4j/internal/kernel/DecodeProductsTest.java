@@ -15,7 +15,7 @@ import static org.quicktheories.generators.SourceDSL.longs;
 
 /**
  * The {@link DecodeOps} products give, bit for bit, what the float32 micro-kernel
- * ({@link Kernels#MICRO}'s {@link MicroKernel#packedBlock}) gives on panels decoded by the scalar
+ * ({@link Kernels#MICRO}'s {@link MicroKernel#block}) gives on panels decoded by the scalar
  * decode loops, on the active path and on the scalar one, for every edge of the block: any
  * depth, 1 to {@link DecodeOps#PRODUCT_ROWS} rows (rows past them hold NaN in A and must not
  * reach C), a narrow last panel, with and without accumulation, F16 and BF16 bits of every kind
@@ -59,7 +59,13 @@ class DecodeProductsTest {
 
         /** The float32 micro-kernel over panel {@code t}, decoded into {@code panel}. */
         void micro(float[] a, float[] panel, int t, float[] c, boolean lastNarrow) {
-            Kernels.MICRO.packedBlock(kc, a, aOff, panel, 0, c, t * NR, ldc, mr, lastNarrow && t == panels - 1 ? lastNr : NR, accumulate);
+            float[] rows = new float[mr * kc];
+            for (int i = 0; i < mr; i++) {
+                for (int p = 0; p < kc; p++) {
+                    rows[i * kc + p] = a[aOff + p * MR + i];
+                }
+            }
+            Kernels.MICRO.block(kc, rows, 0, kc, panel, 0, c, t * NR, ldc, mr, lastNarrow && t == panels - 1 ? lastNr : NR, accumulate);
         }
     }
 

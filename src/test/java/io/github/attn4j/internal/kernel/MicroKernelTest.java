@@ -14,10 +14,9 @@ import org.quicktheories.core.Gen;
 import org.quicktheories.generators.Generate;
 
 /**
- * {@link MicroKernel#block} and {@link MicroKernel#packedBlock} against a double-precision sum: A
- * read as rows with any leading dimension or as a packed MR-row panel (rows past mr hold NaN, so
- * reading them would show), B as a packed NR panel, every edge shape of the register block, with
- * and without accumulation.
+ * {@link MicroKernel#block} and {@link MicroKernel#blocks} against a double-precision sum: A read
+ * as rows with any leading dimension (rows past mr hold NaN, so reading them would show), B as
+ * packed NR panels, every edge shape of the register block, with and without accumulation.
  */
 class MicroKernelTest {
     private static final int MR = Kernels.MR;
@@ -37,72 +36,79 @@ class MicroKernelTest {
 
     @Test
     void blockMatchesDoublePrecisionSum() {
-        qt().withExamples(500).forAll(CASES).checkAssert(t -> check(t, false));
+        qt().withExamples(500).forAll(CASES).checkAssert(t -> check(t, 0));
     }
 
+    /** {@link MicroKernel#blocks} over 1 to 3 panels: every panel NR wide but the last, nr wide. */
     @Test
-    void packedBlockMatchesDoublePrecisionSum() {
-        qt().withExamples(500).forAll(CASES).checkAssert(t -> check(t, true));
+    void blocksMatchDoublePrecisionSum() {
+        qt().withExamples(500).forAll(CASES, Generate.range(1, 3)).checkAssert(this::check);
     }
 
-    /** Checks one case; a packed A has element (i, p) at {@code aOff + p * MR + i}, whatever lda says. */
-    private static void check(Case t, boolean packedA) {
+    /**
+     * Checks one case; {@code panels == 0} calls {@link MicroKernel#block} on one panel, otherwise
+     * {@link MicroKernel#blocks} on {@code panels} panels {@code kc * NR + 5} floats apart.
+     */
+    private void check(Case t, int panels) {
         SplittableRandom random = new SplittableRandom(t.seed());
+        int n = Math.max(panels, 1);
         int aOff = 2;
-        int rs = packedA ? 1 : t.lda();
-        int cs = packedA ? MR : 1;
+        int lda = t.lda();
         // A holds MR rows (rows past mr must not matter) and kc columns.
-        float[] a = new float[aOff + (MR - 1) * rs + Math.max(0, t.kc() - 1) * cs + MR + 1];
+        float[] a = new float[aOff + MR * lda + 1];
         Arrays.fill(a, Float.NaN);
-        for (int i = 0; i < MR; i++) {
+        for (int i = 0; i < t.mr(); i++) {
             for (int p = 0; p < t.kc(); p++) {
-                a[aOff + i * rs + p * cs] = i < t.mr() ? RandomTensors.uniformValue(random) : Float.NaN;
+                a[aOff + i * lda + p] = RandomTensors.uniformValue(random);
             }
         }
         int bOff = 3;
-        int bRowStride = NR;
-        float[] b = new float[bOff + t.kc() * bRowStride + NR];
-        for (int p = 0; p < t.kc(); p++) {
-            for (int j = 0; j < NR; j++) {
-                b[bOff + p * bRowStride + j] = j < t.nr() ? RandomTensors.uniformValue(random) : 0f;
+        int bStride = t.kc() * NR + 5;
+        int cols = (n - 1) * NR + t.nr();
+        float[] b = new float[bOff + n * bStride + NR];
+        for (int q = 0; q < n; q++) {
+            for (int p = 0; p < t.kc(); p++) {
+                for (int j = 0; j < NR; j++) {
+                    b[bOff + q * bStride + p * NR + j] = q * NR + j < cols ? RandomTensors.uniformValue(random) : 0f;
+                }
             }
         }
         int cOff = 1;
-        int ldc = NR + 7;
+        int ldc = n * NR + 7;
         float[] c = new float[cOff + MR * ldc];
         Arrays.fill(c, GemmCase.SENTINEL);
         float[] initial = c.clone();
         for (int i = 0; i < t.mr(); i++) {
-            for (int j = 0; j < t.nr(); j++) {
+            for (int j = 0; j < cols; j++) {
                 initial[cOff + i * ldc + j] = (float) random.nextDouble();
             }
         }
         c = initial.clone();
 
-        if (packedA) {
-            Kernels.MICRO.packedBlock(t.kc(), a, aOff, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
+        if (panels == 0) {
+            Kernels.MICRO.block(t.kc(), a, aOff, lda, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
         } else {
-            Kernels.MICRO.block(t.kc(), a, aOff, rs, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
+            Kernels.MICRO.blocks(t.kc(), a, aOff, lda, b, bOff, bStride, n, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
         }
 
         double gamma = (t.kc() + 1) * 0x1p-24 / (1 - (t.kc() + 1) * 0x1p-24);
         for (int at = 0; at < c.length; at++) {
             int i = (at - cOff) / ldc;
             int j = (at - cOff) % ldc;
-            if (at < cOff || i >= t.mr() || j >= t.nr()) {
-                assertEquals(GemmCase.SENTINEL, c[at], "written outside the mr x nr corner at " + at + " in " + t);
+            if (at < cOff || i >= t.mr() || j >= cols) {
+                assertEquals(GemmCase.SENTINEL, c[at], "written outside the mr x cols corner at " + at + " in " + t);
                 continue;
             }
             double sum = t.accumulate() ? initial[at] : 0;
             double abs = Math.abs(sum);
             for (int p = 0; p < t.kc(); p++) {
-                double term = (double) a[aOff + i * rs + p * cs] * b[bOff + p * bRowStride + j];
+                double term = (double) a[aOff + i * lda + p] * b[bOff + j / NR * bStride + p * NR + j % NR];
                 sum += term;
                 abs += Math.abs(term);
             }
             double err = Math.abs(c[at] - sum);
             assertTrue(err <= gamma * abs + 0x1p-53 * abs, "C(" + i + ", " + j + ") = " + c[at] + ", reference "
-                    + sum + " in " + t + (packedA ? " (packed A)" : ""));
+                    + sum + " in " + t + ", " + panels + " panels");
         }
     }
 }

@@ -92,7 +92,7 @@ class PackedWeightsTest {
     /**
      * {@link MicroKernel#halfRow} widens every 16-bit pattern (subnormals, infinities and NaNs
      * included) as {@link Kernels#DECODE} does, which {@link HalfFloatTest} checks exhaustively:
-     * one step of the reduction per pattern, against {@link MicroKernel#packedBlock} on the
+     * one step of the reduction per pattern, against {@link MicroKernel#block} on the
      * widened panel.
      */
     @Test
@@ -114,7 +114,7 @@ class PackedWeightsTest {
                         Kernels.DECODE.f16(panel, 0, wide, 0, NR);
                     }
                     float[] expected = new float[NR], actual = new float[NR];
-                    Kernels.MICRO.packedBlock(1, a, 0, wide, 0, expected, 0, NR, 1, NR, false);
+                    Kernels.MICRO.block(1, a, 0, 1, wide, 0, expected, 0, NR, 1, NR, false);
                     Kernels.MICRO.halfRow(1, a, 0, panel, 0, bf16, actual, 0, NR, false);
                     assertSameBits(expected, actual, (bf16 ? "BF16" : "F16") + " patterns from 0x" + Integer.toHexString(first));
                 }
