@@ -11,13 +11,15 @@ package io.github.attn4j.internal.kernel;
  *
  * <p>The products ({@link #halfProduct}, {@link #int8Keys}, {@link #int8Values}) are the
  * micro-kernel's {@code C = A · B} over {@code panels} column panels of a narrow B, for at most
- * {@link #PRODUCT_ROWS} rows of A packed as {@link MicroKernel#packedBlock} reads it (element
- * {@code (i, p)} at {@code a[aOff + p * Kernels.MR + i]}): panel {@code t}'s B row {@code p} is
- * NR stored values at {@code b[bOff + t * bStride + p * NR]}, widened as the loops above widen
- * them, and C columns {@code [t·NR, t·NR + NR)} receive it, all NR wide but the last, which is
- * {@code lastNr} wide. Each element of C is one chain of fused multiply-adds in increasing p
- * from 0 over the decoded values, added to C when {@code accumulate} is set, as in the
- * micro-kernel: the same bits as the micro-kernel on a decoded tile, without the tile.
+ * {@link #PRODUCT_ROWS} rows of a row-major A read in place, as {@link MicroKernel#blocks} reads
+ * it: element {@code (i, p)} at {@code a[aOff + i * lda + p]}, nothing read past row
+ * {@code mr - 1}. Panel {@code t}'s B row {@code p} is NR stored values at
+ * {@code b[bOff + t * bStride + p * NR]}, widened as the loops above widen them, and C columns
+ * {@code [t·NR, t·NR + NR)} receive it, all NR wide but the last, which is {@code lastNr} wide;
+ * only the {@code mr} rows of C are written. Each element of C is one chain of fused
+ * multiply-adds in increasing p from 0 over the decoded values, added to C when
+ * {@code accumulate} is set, as in the micro-kernel: the same bits as the micro-kernel on a
+ * decoded tile, without the tile.
  */
 interface DecodeOps {
     /** {@code dst[dOff + i] = } the F16 value of {@code src[off + i]} ({@link HalfFloat#fromF16}), for {@code i < n}. */
@@ -42,7 +44,7 @@ interface DecodeOps {
     int PRODUCT_ROWS = 4;
 
     /** The product over F16 (or, when {@code bf16}, BF16) B panels. */
-    void halfProduct(boolean bf16, int kc, float[] a, int aOff, short[] b, int bOff, int bStride, int panels,
+    void halfProduct(boolean bf16, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                      float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
 
     /**
@@ -50,7 +52,7 @@ interface DecodeOps {
      * times {@code scales[sOff + t * sPanel + p / block * NR + j]} (one scale per key and block of
      * {@code block} depths).
      */
-    void int8Keys(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+    void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                   float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr);
 
     /**
@@ -58,6 +60,6 @@ interface DecodeOps {
      * is its byte times {@code scales[sOff + p * sRow + t * NR / block]} (one scale per key and
      * block of {@code block} columns); every panel is NR wide.
      */
-    void int8Values(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+    void int8Values(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                     float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr);
 }

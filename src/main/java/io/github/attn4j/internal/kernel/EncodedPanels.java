@@ -13,7 +13,8 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * scratch in exactly the float32 panel layout, so the tile kernel reads it as it reads float32
  * panels, and gets the same bits as from float32 panels holding the decoded values. Products for
  * at most {@link DecodeOps#PRODUCT_ROWS} query rows (a decode step) skip the decoded tile: the
- * {@link DecodeOps} products widen the stored panels as they read them ({@link #keyProduct},
+ * {@link DecodeOps} products widen the stored panels as they read them and read the row-major
+ * query rows and softmax weights in place, with no copy ({@link #keyProduct},
  * {@link #valueProduct}), with the same bits.
  *
  * <p>This class keeps the length, the growth and the per-tile flags of value rows holding NaN
@@ -69,18 +70,19 @@ abstract class EncodedPanels extends KeyValueSource {
     abstract void decodeValues(int c0, int j0, int nk, float[] dst, int dOff);
 
     /**
-     * Scores of at most {@link DecodeOps#PRODUCT_ROWS} packed query rows ({@code qs} from 0,
-     * rows MR apart, packed by {@link #scores} from the row-major tile) against key panels {@code [p0, p0 + panels)}, the last {@code lastNr} keys
-     * wide, into {@code s} (row stride {@code lds}): a {@link DecodeOps} product.
+     * Scores of at most {@link DecodeOps#PRODUCT_ROWS} query rows (row-major in {@code q}, row
+     * {@code i} at {@code q[qOff + i * ldq]}, read in place) against key panels
+     * {@code [p0, p0 + panels)}, the last {@code lastNr} keys wide, into {@code s} (row stride
+     * {@code lds}): a {@link DecodeOps} product.
      */
-    abstract void keyProduct(float[] qs, int rows, int p0, int panels, int lastNr, float[] s, int lds);
+    abstract void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds);
 
     /**
      * {@code o[rows x dvPad] += a · values[j0, j0 + kc)} for at most
-     * {@link DecodeOps#PRODUCT_ROWS} weight rows packed in {@code a} from 0, MR apart: a
-     * {@link DecodeOps} product.
+     * {@link DecodeOps#PRODUCT_ROWS} weight rows (row-major in {@code a}, row {@code i} at
+     * {@code a[aOff + i * lda]}, read in place): a {@link DecodeOps} product.
      */
-    abstract void valueProduct(float[] a, int rows, int j0, int kc, float[] o);
+    abstract void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o);
 
     /** Whether stored value {@code j} decodes to a NaN or an infinity somewhere. */
     abstract boolean valueRowNonFinite(int j);
@@ -132,15 +134,9 @@ abstract class EncodedPanels extends KeyValueSource {
         if (rows > DecodeOps.PRODUCT_ROWS) {
             super.scores(qs, rows, j0, nk, blockKeys, s, tile);
         } else if (blockKeys[0] > 0) {
-            // The products read A packed MR apart (as packedBlock does); the query rows come row-major.
-            float[] a = tile.scratch(d * Kernels.MR);
-            for (int r = 0; r < rows; r++) {
-                for (int c = 0; c < d; c++) {
-                    a[c * Kernels.MR + r] = qs[r * d + c];
-                }
-            }
+            // One block of at most PRODUCT_ROWS rows: the products read the row-major query tile in place.
             int panels = (blockKeys[0] + NR - 1) / NR;
-            keyProduct(a, rows, j0 / NR, panels, blockKeys[0] - (panels - 1) * NR, s, AttentionKernel.BK);
+            keyProduct(qs, 0, d, rows, j0 / NR, panels, blockKeys[0] - (panels - 1) * NR, s, AttentionKernel.BK);
         }
     }
 
@@ -150,14 +146,8 @@ abstract class EncodedPanels extends KeyValueSource {
         if (rows > DecodeOps.PRODUCT_ROWS) {
             super.multiplyValues(p, pOff, ldp, rows, j0, nk, blockKeys, o, tile);
         } else if (kc > 0) {
-            // The weights packed MR apart, as the products read A: kc * MR floats, no decoded tile.
-            float[] a = tile.scratch(kc * Kernels.MR);
-            for (int r = 0; r < rows; r++) {
-                for (int j = 0; j < kc; j++) {
-                    a[j * Kernels.MR + r] = p[pOff + r * ldp + j];
-                }
-            }
-            valueProduct(a, rows, j0, kc, o);
+            // The products read the weight rows in place, with no decoded tile.
+            valueProduct(p, pOff, ldp, rows, j0, kc, o);
         }
     }
 

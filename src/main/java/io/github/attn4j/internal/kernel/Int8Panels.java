@@ -133,14 +133,14 @@ public final class Int8Panels extends EncodedPanels {
     }
 
     @Override
-    void keyProduct(float[] qs, int rows, int p0, int panels, int lastNr, float[] s, int lds) {
-        Kernels.DECODE.int8Keys(d, qs, 0, keyData, p0 * NR * d, NR * d, panels, keyScales, p0 * keyBlocks * NR, keyBlocks * NR,
+    void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds) {
+        Kernels.DECODE.int8Keys(d, q, qOff, ldq, keyData, p0 * NR * d, NR * d, panels, keyScales, p0 * keyBlocks * NR, keyBlocks * NR,
                 block, s, 0, lds, rows, lastNr);
     }
 
     @Override
-    void valueProduct(float[] a, int rows, int j0, int kc, float[] o) {
-        Kernels.DECODE.int8Values(kc, a, 0, valueData, j0 * NR, NR * capacity, dvPad / NR, valueScales, j0 * valueBlocks,
+    void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o) {
+        Kernels.DECODE.int8Values(kc, a, aOff, lda, valueData, j0 * NR, NR * capacity, dvPad / NR, valueScales, j0 * valueBlocks,
                 valueBlocks, block, o, 0, dvPad, rows);
     }
 

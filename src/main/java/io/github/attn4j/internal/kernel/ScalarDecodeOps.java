@@ -39,7 +39,7 @@ final class ScalarDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void halfProduct(boolean bf16, int kc, float[] a, int aOff, short[] b, int bOff, int bStride, int panels,
+    public void halfProduct(boolean bf16, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
         for (int t = 0; t < panels; t++) {
             int nr = t == panels - 1 ? lastNr : NR;
@@ -48,7 +48,7 @@ final class ScalarDecodeOps implements DecodeOps {
                     float acc = 0f;
                     for (int p = 0; p < kc; p++) {
                         short h = b[bOff + t * bStride + p * NR + j];
-                        acc = Math.fma(a[aOff + p * Kernels.MR + i], bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc);
+                        acc = Math.fma(a[aOff + i * lda + p], bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc);
                     }
                     add(c, cOff + i * ldc + t * NR + j, acc, accumulate);
                 }
@@ -57,7 +57,7 @@ final class ScalarDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void int8Keys(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+    public void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
         for (int t = 0; t < panels; t++) {
             int nr = t == panels - 1 ? lastNr : NR;
@@ -66,7 +66,7 @@ final class ScalarDecodeOps implements DecodeOps {
                     float acc = 0f;
                     for (int p = 0; p < kc; p++) {
                         float x = b[bOff + t * bStride + p * NR + j] * scales[sOff + t * sPanel + p / block * NR + j];
-                        acc = Math.fma(a[aOff + p * Kernels.MR + i], x, acc);
+                        acc = Math.fma(a[aOff + i * lda + p], x, acc);
                     }
                     add(c, cOff + i * ldc + t * NR + j, acc, false);
                 }
@@ -75,7 +75,7 @@ final class ScalarDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void int8Values(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+    public void int8Values(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                            float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr) {
         for (int t = 0; t < panels; t++) {
             for (int i = 0; i < mr; i++) {
@@ -83,7 +83,7 @@ final class ScalarDecodeOps implements DecodeOps {
                     float acc = 0f;
                     for (int p = 0; p < kc; p++) {
                         float x = b[bOff + t * bStride + p * NR + j] * scales[sOff + p * sRow + t * NR / block];
-                        acc = Math.fma(a[aOff + p * Kernels.MR + i], x, acc);
+                        acc = Math.fma(a[aOff + i * lda + p], x, acc);
                     }
                     add(c, cOff + i * ldc + t * NR + j, acc, true);
                 }

@@ -25,9 +25,11 @@ import jdk.incubator.vector.VectorSpecies;
  * width: decoding a whole key tile (32 KiB of floats at d = 128) into scratch first and reading
  * it back cost about what the narrower reads saved. Four rows, not the micro-kernel's six: a
  * grouped-query decode step has four query rows per key/value head (32 over 8), and on AVX2's 16
- * vector registers the widening needs room beside the accumulators. The block is stored through
- * a per-thread buffer ({@link #store}), not from vector arguments of a helper, which C2 would
- * box when it declines to inline it.
+ * vector registers the widening needs room beside the accumulators. A is read as rows in place,
+ * as {@link VectorMicroKernel#blocks} reads it: rows past {@code mr} re-read the last valid row
+ * (nothing past A's last row is read), and their accumulators are never stored. The block
+ * is stored through a per-thread buffer ({@link #store}), not from vector arguments of a helper,
+ * which C2 would box when it declines to inline it.
  */
 final class VectorDecodeOps implements DecodeOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
@@ -38,8 +40,6 @@ final class VectorDecodeOps implements DecodeOps {
     /** Whether L bytes make a vector shape (64 bits at least); if not, a row is one vector of NR bytes. */
     private static final boolean HALF_ROWS = 8 * L >= 64;
     private static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(HALF_ROWS ? 8 * L : 8 * NR));
-    /** Rows apart of a packed A panel. */
-    private static final int MR = Kernels.MR;
     /** Per thread, the register block of a product on its way to C. */
     private static final ThreadLocal<float[]> BLOCK = ThreadLocal.withInitial(() -> new float[PRODUCT_ROWS * NR]);
 
@@ -120,9 +120,13 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void halfProduct(boolean bf16, int kc, float[] a, int aOff, short[] b, int bOff, int bStride, int panels,
+    public void halfProduct(boolean bf16, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
         float[] block = BLOCK.get();
+        int r0 = aOff;
+        int r1 = mr > 1 ? r0 + lda : r0;
+        int r2 = mr > 2 ? r1 + lda : r1;
+        int r3 = mr > 3 ? r2 + lda : r2;
         for (int t = 0; t < panels; t++) {
             int bt = bOff + t * bStride;
             FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
@@ -131,19 +135,18 @@ final class VectorDecodeOps implements DecodeOps {
             FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
             for (int p = 0; p < kc; p++) {
                 int bi = bt + p * NR;
-                int ai = aOff + p * MR;
                 FloatVector b0 = bf16 ? bf16(b, bi) : f16(b, bi);
                 FloatVector b1 = bf16 ? bf16(b, bi + L) : f16(b, bi + L);
-                FloatVector av = FloatVector.broadcast(S, a[ai]);
+                FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
                 c00 = av.fma(b0, c00);
                 c01 = av.fma(b1, c01);
-                av = FloatVector.broadcast(S, a[ai + 1]);
+                av = FloatVector.broadcast(S, a[r1 + p]);
                 c10 = av.fma(b0, c10);
                 c11 = av.fma(b1, c11);
-                av = FloatVector.broadcast(S, a[ai + 2]);
+                av = FloatVector.broadcast(S, a[r2 + p]);
                 c20 = av.fma(b0, c20);
                 c21 = av.fma(b1, c21);
-                av = FloatVector.broadcast(S, a[ai + 3]);
+                av = FloatVector.broadcast(S, a[r3 + p]);
                 c30 = av.fma(b0, c30);
                 c31 = av.fma(b1, c31);
             }
@@ -160,9 +163,13 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void int8Keys(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+    public void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
         float[] out = BLOCK.get();
+        int r0 = aOff;
+        int r1 = mr > 1 ? r0 + lda : r0;
+        int r2 = mr > 2 ? r1 + lda : r1;
+        int r3 = mr > 3 ? r2 + lda : r2;
         for (int t = 0; t < panels; t++) {
             int bt = bOff + t * bStride;
             FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
@@ -175,19 +182,18 @@ final class VectorDecodeOps implements DecodeOps {
                 FloatVector s1 = FloatVector.fromArray(S, scales, si + L);
                 for (int p = p0; p < Math.min(kc, p0 + block); p++) {
                     int bi = bt + p * NR;
-                    int ai = aOff + p * MR;
                     FloatVector b0 = low(b, bi).mul(s0);
                     FloatVector b1 = high(b, bi).mul(s1);
-                    FloatVector av = FloatVector.broadcast(S, a[ai]);
+                    FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
                     c00 = av.fma(b0, c00);
                     c01 = av.fma(b1, c01);
-                    av = FloatVector.broadcast(S, a[ai + 1]);
+                    av = FloatVector.broadcast(S, a[r1 + p]);
                     c10 = av.fma(b0, c10);
                     c11 = av.fma(b1, c11);
-                    av = FloatVector.broadcast(S, a[ai + 2]);
+                    av = FloatVector.broadcast(S, a[r2 + p]);
                     c20 = av.fma(b0, c20);
                     c21 = av.fma(b1, c21);
-                    av = FloatVector.broadcast(S, a[ai + 3]);
+                    av = FloatVector.broadcast(S, a[r3 + p]);
                     c30 = av.fma(b0, c30);
                     c31 = av.fma(b1, c31);
                 }
@@ -205,9 +211,13 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void int8Values(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int panels,
+    public void int8Values(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                            float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr) {
         float[] out = BLOCK.get();
+        int r0 = aOff;
+        int r1 = mr > 1 ? r0 + lda : r0;
+        int r2 = mr > 2 ? r1 + lda : r1;
+        int r3 = mr > 3 ? r2 + lda : r2;
         for (int t = 0; t < panels; t++) {
             int bt = bOff + t * bStride;
             int st = sOff + t * NR / block;
@@ -217,20 +227,19 @@ final class VectorDecodeOps implements DecodeOps {
             FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
             for (int p = 0; p < kc; p++) {
                 int bi = bt + p * NR;
-                int ai = aOff + p * MR;
                 FloatVector s = FloatVector.broadcast(S, scales[st + p * sRow]);
                 FloatVector b0 = low(b, bi).mul(s);
                 FloatVector b1 = high(b, bi).mul(s);
-                FloatVector av = FloatVector.broadcast(S, a[ai]);
+                FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
                 c00 = av.fma(b0, c00);
                 c01 = av.fma(b1, c01);
-                av = FloatVector.broadcast(S, a[ai + 1]);
+                av = FloatVector.broadcast(S, a[r1 + p]);
                 c10 = av.fma(b0, c10);
                 c11 = av.fma(b1, c11);
-                av = FloatVector.broadcast(S, a[ai + 2]);
+                av = FloatVector.broadcast(S, a[r2 + p]);
                 c20 = av.fma(b0, c20);
                 c21 = av.fma(b1, c21);
-                av = FloatVector.broadcast(S, a[ai + 3]);
+                av = FloatVector.broadcast(S, a[r3 + p]);
                 c30 = av.fma(b0, c30);
                 c31 = av.fma(b1, c31);
             }

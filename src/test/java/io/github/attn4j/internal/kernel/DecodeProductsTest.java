@@ -17,29 +17,31 @@ import static org.quicktheories.generators.SourceDSL.longs;
  * The {@link DecodeOps} products give, bit for bit, what the float32 micro-kernel
  * ({@link Kernels#MICRO}'s {@link MicroKernel#block}) gives on panels decoded by the scalar
  * decode loops, on the active path and on the scalar one, for every edge of the block: any
- * depth, 1 to {@link DecodeOps#PRODUCT_ROWS} rows (rows past them hold NaN in A and must not
- * reach C), a narrow last panel, with and without accumulation, F16 and BF16 bits of every kind
- * (NaN, infinities, subnormals included) and INT8 scales of every kind.
+ * depth, 1 to {@link DecodeOps#PRODUCT_ROWS} rows of a row-major A with any leading dimension
+ * (the gap past each row and the rows past them hold NaN and must not reach C), a narrow last
+ * panel, with and without accumulation, F16 and BF16 bits of every kind (NaN, infinities,
+ * subnormals included) and INT8 scales of every kind.
  */
 class DecodeProductsTest {
     private static final DecodeOps SCALAR = new ScalarDecodeOps();
     private static final float[] SPECIAL_SCALES = {0f, Float.MIN_VALUE, 1e-40f, Float.MAX_VALUE, Float.POSITIVE_INFINITY, Float.NaN};
 
-    /** One product's shape: depth, panels, rows, last panel width, whether C is added to. */
-    private record Shape(int kc, int panels, int mr, int lastNr, boolean accumulate, int aOff, int bOff, int bStride, int ldc) {
+    /** One product's shape: depth, panels, rows, last panel width, whether C is added to, offsets and strides. */
+    private record Shape(int kc, int panels, int mr, int lastNr, boolean accumulate, int aOff, int lda, int bOff, int bStride, int ldc) {
         static Shape of(SplittableRandom random, int kc, boolean accumulate) {
             int panels = 1 + random.nextInt(3);
             return new Shape(kc, panels, 1 + random.nextInt(DecodeOps.PRODUCT_ROWS), 1 + random.nextInt(NR), accumulate,
-                    random.nextInt(5), random.nextInt(9), kc * NR + random.nextInt(3) * NR, panels * NR + random.nextInt(5));
+                    random.nextInt(5), kc + random.nextInt(3), random.nextInt(9), kc * NR + random.nextInt(3) * NR,
+                    panels * NR + random.nextInt(5));
         }
 
-        /** A packed MR apart, rows past mr NaN. */
+        /** A row-major, rows lda apart; the gaps past kc, the rows past mr (up to MR of them) and the rest NaN. */
         float[] a(SplittableRandom random) {
-            float[] a = new float[aOff + kc * MR + MR];
+            float[] a = new float[aOff + MR * lda + 3];
             Arrays.fill(a, Float.NaN);
-            for (int p = 0; p < kc; p++) {
-                for (int i = 0; i < mr; i++) {
-                    a[aOff + p * MR + i] = RandomTensors.uniformValue(random);
+            for (int i = 0; i < mr; i++) {
+                for (int p = 0; p < kc; p++) {
+                    a[aOff + i * lda + p] = RandomTensors.uniformValue(random);
                 }
             }
             return a;
@@ -59,13 +61,7 @@ class DecodeProductsTest {
 
         /** The float32 micro-kernel over panel {@code t}, decoded into {@code panel}. */
         void micro(float[] a, float[] panel, int t, float[] c, boolean lastNarrow) {
-            float[] rows = new float[mr * kc];
-            for (int i = 0; i < mr; i++) {
-                for (int p = 0; p < kc; p++) {
-                    rows[i * kc + p] = a[aOff + p * MR + i];
-                }
-            }
-            Kernels.MICRO.block(kc, rows, 0, kc, panel, 0, c, t * NR, ldc, mr, lastNarrow && t == panels - 1 ? lastNr : NR, accumulate);
+            Kernels.MICRO.block(kc, a, aOff, lda, panel, 0, c, t * NR, ldc, mr, lastNarrow && t == panels - 1 ? lastNr : NR, accumulate);
         }
     }
 
@@ -101,9 +97,9 @@ class DecodeProductsTest {
                 shape.micro(a, panel, t, expected, true);
             }
             String what = (bf16 ? "bf16 " : "f16 ") + shape;
-            Kernels.DECODE.halfProduct(bf16, kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(),
+            Kernels.DECODE.halfProduct(bf16, kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(),
                     actual, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
-            SCALAR.halfProduct(bf16, kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(),
+            SCALAR.halfProduct(bf16, kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(),
                     scalar, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
             assertSameBits(expected, actual, what);
             assertSameBits(expected, scalar, "scalar " + what);
@@ -153,14 +149,14 @@ class DecodeProductsTest {
             }
             String what = (keys ? "int8 keys " : "int8 values ") + "block " + block + " " + shape;
             if (keys) {
-                Kernels.DECODE.int8Keys(kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sPanel,
+                Kernels.DECODE.int8Keys(kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sPanel,
                         block, actual, 0, shape.ldc(), shape.mr(), shape.lastNr());
-                SCALAR.int8Keys(kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sPanel,
+                SCALAR.int8Keys(kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sPanel,
                         block, scalar, 0, shape.ldc(), shape.mr(), shape.lastNr());
             } else {
-                Kernels.DECODE.int8Values(kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sRow,
+                Kernels.DECODE.int8Values(kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sRow,
                         block, actual, 0, shape.ldc(), shape.mr());
-                SCALAR.int8Values(kc, a, shape.aOff(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sRow,
+                SCALAR.int8Values(kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(), scales, sOff, sRow,
                         block, scalar, 0, shape.ldc(), shape.mr());
             }
             assertSameBits(expected, actual, what);
