@@ -160,13 +160,30 @@ class GridReportTest {
     }
 
     @Test
+    void peerTableHasTheRatioAndShareOfEveryShapeAndMaskPerThreadCount() {
+        String table = GridReport.peerTable(GridResults.parse(json()), FLOPS_PER_FMA);
+        assertTrue(table.startsWith("`MultiHeadAttention.forward(x, mask)` against ONNX Runtime in the same grid run"), table);
+        assertTrue(table.contains("(64.0 GFLOP/s on 1 thread, 112.0 GFLOP/s on 2 threads; 16 flops per vector FMA, JDK 25.0.3)."), table);
+        assertTrue(table.contains("| B, L, E, H | mask | ratio, 1 thread | ratio, 2 threads | share, 1 thread | share, 2 threads |\n"
+                + "| --- | --- | ---: | ---: | ---: | ---: |\n"), table);
+        // As in the full table: 12.5 / 10 ms = 1.25x at 47% of 64 GFLOP/s on one thread; at L = 512 only two
+        // threads ran, with no peer: 72% of 112 GFLOP/s.
+        assertTrue(table.contains("| 1, 128, 512, 8 | none | 1.25x | – | 47% | – |\n"), table);
+        assertTrue(table.contains("| 1, 512, 512, 8 | none | – | – | – | 72% |\n"), table);
+        assertEquals("", GridReport.peerTable(GridResults.parse("[]"), FLOPS_PER_FMA), "no self-attention results");
+    }
+
+    @Test
     void writeProducesTableChartAndReadme(@TempDir Path dir) throws Exception {
         Path json = Files.writeString(dir.resolve("grid.json"), json());
         Path readme = Files.writeString(dir.resolve("README.md"), GridReport.BEGIN + "\n" + GridReport.END + "\n");
-        GridReport.write(json, dir.resolve("out/grid.md"), dir.resolve("out/grid.svg"), readme, FLOPS_PER_FMA);
+        Path summary = Files.writeString(dir.resolve("TOP.md"), "# x\n" + GridReport.PEERS_BEGIN + "\nold\n" + GridReport.PEERS_END + "\nend\n");
+        GridReport.write(json, dir.resolve("out/grid.md"), dir.resolve("out/grid.svg"), readme, summary, FLOPS_PER_FMA);
         String table = Files.readString(dir.resolve("out/grid.md"));
         assertEquals(GridReport.markdown(GridResults.parse(json()), FLOPS_PER_FMA), table);
         assertTrue(Files.readString(readme).contains(table.strip()));
+        assertEquals("# x\n" + GridReport.PEERS_BEGIN + "\n\n" + GridReport.peerTable(GridResults.parse(json()), FLOPS_PER_FMA).strip()
+                + "\n\n" + GridReport.PEERS_END + "\nend\n", Files.readString(summary));
         assertTrue(Files.readString(dir.resolve("out/grid.svg")).startsWith("<svg") || Files.readString(dir.resolve("out/grid.svg")).startsWith("<?xml"));
     }
 

@@ -39,13 +39,14 @@ import java.util.Map;
  * </ul>
  * It writes every result as JMH JSON ({@code out}, the format of {@code -rf json}), then
  * {@link GridReport} turns that file into the markdown tables ({@code table}), the chart
- * ({@code chart}) and the README's generated part ({@code readme}; empty for none).
+ * ({@code chart}), the generated part of the benchmark README ({@code readme}) and the peer table of
+ * the project README ({@code summary}; empty for none).
  *
  * <p>Arguments are {@code key=value} pairs overriding the defaults {@code lengths=128,512,2048,8192
  * masks=none,causal,padding threads=1,2 encoders=32x128x384x12,4x512x768x12
  * encoderMasks=none,padding headWidths=64,32 peer=true warmup=3 iterations=5 time=1
  * out=jmh/results/grid.json table=jmh/results/grid.md chart=jmh/results/grid.svg
- * readme=jmh/README.md}; an empty list ({@code encoders=}) skips that part, {@code peer=false}
+ * readme=jmh/README.md summary=README.md}; an empty list ({@code encoders=}) skips that part, {@code peer=false}
  * skips ONNX Runtime, {@code time} is seconds per iteration, and relative paths resolve against
  * the working directory (the project root under {@code mvn -Pbench package}). Every point runs in
  * its own fork; a point slower than {@code time} runs one call per iteration.
@@ -76,6 +77,7 @@ public final class Grid {
         defaults.put("table", "jmh/results/grid.md");
         defaults.put("chart", "jmh/results/grid.svg");
         defaults.put("readme", "jmh/README.md");
+        defaults.put("summary", "README.md");
         Map<String, String> opt = KeyValueArgs.parse(args, defaults);
         boolean peer = switch (opt.get("peer")) {
             case "true" -> true;
@@ -132,8 +134,8 @@ public final class Grid {
             ResultFormatFactory.getInstance(ResultFormatType.JSON, out).writeOut(results);
         }
         System.out.println("JMH results (JSON): " + json);
-        GridReport.write(json, Path.of(opt.get("table")), Path.of(opt.get("chart")),
-                opt.get("readme").isEmpty() ? null : Path.of(opt.get("readme")), FmaPeakBenchmark.gflops(1));
+        GridReport.write(json, Path.of(opt.get("table")), Path.of(opt.get("chart")), GridReport.path(opt.get("readme")),
+                GridReport.path(opt.get("summary")), FmaPeakBenchmark.gflops(1));
     }
 
     /** One self-attention point {@code (B, L, E, H)}: attn4j's forward and forwardInto, then ONNX Runtime's run. */

@@ -20,7 +20,9 @@ import java.util.function.UnaryOperator;
  * own it reads any such file:
  * {@code java --add-modules jdk.incubator.vector -cp target/benchmarks.jar io.github.attn4j.jmh.GridReport key=value ...}
  * with keys {@code json=jmh/results/grid.json table=jmh/results/grid.md chart=jmh/results/grid.svg
- * readme=jmh/README.md} ({@code readme=} empty leaves the README alone).
+ * readme=jmh/README.md summary=README.md} ({@code readme=} or {@code summary=} empty leaves that
+ * file alone). {@code readme} gets all the tables, {@code summary} (the project's README) the
+ * peer table alone ({@link #peerTable}).
  *
  * <p>Per self-attention point ({@code MultiHeadAttentionBenchmark.forward}): attn4j's and ONNX
  * Runtime's median times ({@code OnnxRuntimeAttentionBenchmark.run}), the ratio ONNX Runtime /
@@ -39,6 +41,10 @@ public final class GridReport {
     static final String BEGIN = "<!-- grid:begin (written by io.github.attn4j.jmh.GridReport from jmh/results/grid.json; do not edit) -->";
     /** The line after the generated part of the README. */
     static final String END = "<!-- grid:end -->";
+    /** The line before the peer table in the project's README. */
+    static final String PEERS_BEGIN = "<!-- peers:begin (written by io.github.attn4j.jmh.GridReport from jmh/results/grid.json; do not edit) -->";
+    /** The line after the peer table in the project's README. */
+    static final String PEERS_END = "<!-- peers:end -->";
 
     static final String MHA = "MultiHeadAttentionBenchmark.forward";
     static final String MHA_INTO = "MultiHeadAttentionBenchmark.forwardInto";
@@ -56,7 +62,7 @@ public final class GridReport {
     /**
      * Reads the JSON and writes the table, the chart and the README's generated part.
      *
-     * @param args {@code key=value} overrides of {@code json table chart readme}
+     * @param args {@code key=value} overrides of {@code json table chart readme summary}
      * @throws IOException if a file cannot be read or written
      */
     public static void main(String[] args) throws IOException {
@@ -65,17 +71,24 @@ public final class GridReport {
         defaults.put("table", "jmh/results/grid.md");
         defaults.put("chart", "jmh/results/grid.svg");
         defaults.put("readme", "jmh/README.md");
+        defaults.put("summary", "README.md");
         Map<String, String> opt = KeyValueArgs.parse(args, defaults);
-        write(Path.of(opt.get("json")), Path.of(opt.get("table")), Path.of(opt.get("chart")),
-                opt.get("readme").isEmpty() ? null : Path.of(opt.get("readme")), FmaPeakBenchmark.gflops(1));
+        write(Path.of(opt.get("json")), Path.of(opt.get("table")), Path.of(opt.get("chart")), path(opt.get("readme")),
+                path(opt.get("summary")), FmaPeakBenchmark.gflops(1));
+    }
+
+    /** The path named by a {@code key=value} option, null when it is empty. */
+    static Path path(String option) {
+        return option.isEmpty() ? null : Path.of(option);
     }
 
     /**
      * Writes the markdown of {@code json} to {@code table} and into {@code readme} (if not null)
-     * between {@link #BEGIN} and {@link #END}, and its chart to {@code chart} (when it has
-     * self-attention or attention-core results). {@code flopsPerFma} converts the FMA score.
+     * between {@link #BEGIN} and {@link #END}, its peer table into {@code summary} (if not null)
+     * between {@link #PEERS_BEGIN} and {@link #PEERS_END}, and its chart to {@code chart} (when it
+     * has self-attention or attention-core results). {@code flopsPerFma} converts the FMA score.
      */
-    static void write(Path json, Path table, Path chart, Path readme, double flopsPerFma) throws IOException {
+    static void write(Path json, Path table, Path chart, Path readme, Path summary, double flopsPerFma) throws IOException {
         List<GridResults.Result> results = GridResults.parse(Files.readString(json, StandardCharsets.UTF_8));
         String markdown = markdown(results, flopsPerFma);
         writeFile(table, markdown);
@@ -86,9 +99,13 @@ public final class GridReport {
         if (readme != null) {
             Files.writeString(readme, splice(Files.readString(readme, StandardCharsets.UTF_8), markdown), StandardCharsets.UTF_8);
         }
+        if (summary != null) {
+            Files.writeString(summary, splice(Files.readString(summary, StandardCharsets.UTF_8), PEERS_BEGIN, PEERS_END,
+                    peerTable(results, flopsPerFma)), StandardCharsets.UTF_8);
+        }
         System.out.println(markdown);
         System.out.println("Table: " + table + (svg != null ? ", chart: " + chart : ", no chart (nothing to draw)")
-                + (readme != null ? ", README: " + readme : ""));
+                + (readme != null ? ", README: " + readme : "") + (summary != null ? ", peer table: " + summary : ""));
     }
 
     private static void writeFile(Path file, String text) throws IOException {
@@ -106,13 +123,68 @@ public final class GridReport {
      * @throws IllegalArgumentException if the markers are missing or out of order
      */
     static String splice(String readme, String generated) {
-        int begin = readme.indexOf(BEGIN);
-        int end = readme.indexOf(END);
+        return splice(readme, BEGIN, END, generated);
+    }
+
+    /**
+     * {@code readme} with the text between its lines {@code beginLine} and {@code endLine} replaced
+     * by {@code generated}.
+     *
+     * @throws IllegalArgumentException if the markers are missing or out of order
+     */
+    static String splice(String readme, String beginLine, String endLine, String generated) {
+        int begin = readme.indexOf(beginLine);
+        int end = readme.indexOf(endLine);
         if (begin < 0 || end < begin) {
-            throw new IllegalArgumentException("readme: expected the lines " + BEGIN + " and " + END + " in that order, got "
-                    + (begin < 0 ? "no begin line" : "the end line first or missing"));
+            throw new IllegalArgumentException("readme: expected the lines " + beginLine + " and " + endLine
+                    + " in that order, got " + (begin < 0 ? "no begin line" : "the end line first or missing"));
         }
-        return readme.substring(0, begin + BEGIN.length()) + "\n\n" + generated.strip() + "\n\n" + readme.substring(end);
+        return readme.substring(0, begin + beginLine.length()) + "\n\n" + generated.strip() + "\n\n" + readme.substring(end);
+    }
+
+    /**
+     * The project README's summary: per self-attention shape and mask, the ratio ONNX Runtime /
+     * attn4j on each thread count of the grid and attn4j's share of the FMA ceiling on as many
+     * threads, with the ceilings the shares refer to. Empty without self-attention results.
+     */
+    static String peerTable(List<GridResults.Result> results, double flopsPerFma) {
+        List<GridResults.Result> mha = of(results, MHA);
+        if (mha.isEmpty()) {
+            return "";
+        }
+        List<Integer> threads = distinct(mha, "threads").stream().sorted().toList();
+        StringBuilder sb = new StringBuilder("`MultiHeadAttention.forward(x, mask)` against ONNX Runtime in the same grid run, "
+                + "ratio = ONNX Runtime time / attn4j time (above 1 means attn4j is faster); share = attn4j's effective "
+                + "flops against the FMA ceiling of the same run (");
+        sb.append(String.join(", ", threads.stream().map(t -> String.format(Locale.ROOT, "%.1f GFLOP/s on %d thread%s",
+                ceiling(results, t, flopsPerFma), t, t == 1 ? "" : "s")).toList()));
+        sb.append(String.format(Locale.ROOT, "; %.0f flops per vector FMA, JDK %s).%n%n| B, L, E, H | mask |",
+                flopsPerFma, results.getFirst().jdk()));
+        threads.forEach(t -> sb.append(" ratio, ").append(t).append(t == 1 ? " thread |" : " threads |"));
+        threads.forEach(t -> sb.append(" share, ").append(t).append(t == 1 ? " thread |" : " threads |"));
+        sb.append("\n| --- | --- |").append(" ---: |".repeat(2 * threads.size())).append('\n');
+        Set<String> rows = new LinkedHashSet<>();
+        for (GridResults.Result a : mha) {
+            String row = String.format(Locale.ROOT, "| %d, %d, %d, %d | %s |", a.intParam("batch"), a.intParam("seqLen"),
+                    a.intParam("embedDim"), a.intParam("numHeads"), a.params().get("mask"));
+            if (!rows.add(row)) {
+                continue;
+            }
+            StringBuilder ratios = new StringBuilder();
+            StringBuilder shares = new StringBuilder();
+            for (int t : threads) {
+                GridResults.Result at = mha.stream().filter(r -> r.intParam("threads") == t && r.intParam("batch") == a.intParam("batch")
+                        && r.intParam("seqLen") == a.intParam("seqLen") && r.intParam("embedDim") == a.intParam("embedDim")
+                        && r.intParam("numHeads") == a.intParam("numHeads") && r.params().get("mask").equals(a.params().get("mask")))
+                        .findFirst().orElse(null);
+                GridResults.Result ort = at == null ? null : same(results, ORT, at);
+                ratios.append(at == null || ort == null ? " – |" : String.format(Locale.ROOT, " %.2fx |", ort.millis() / at.millis()));
+                shares.append(at == null ? " – |" : " " + share(Flops.attention(at.intParam("batch"), at.intParam("seqLen"),
+                        at.intParam("embedDim")), at, ceiling(results, t, flopsPerFma)) + " |");
+            }
+            sb.append(row).append(ratios).append(shares).append('\n');
+        }
+        return sb.toString();
     }
 
     /** The FMA ceiling in GFLOP/s on {@code threads} JMH threads, NaN if it did not run. */
