@@ -56,7 +56,7 @@ public final class Gemm {
      */
     private static final long MIN_SPLIT_WORK = 1L << 22;
 
-    private static final ThreadLocal<Workspace> WORKSPACE = ThreadLocal.withInitial(Workspace::new);
+    private static final ThreadLocal<GemmWorkspace> WORKSPACE = ThreadLocal.withInitial(GemmWorkspace::new);
 
     private Gemm() {
     }
@@ -251,7 +251,7 @@ public final class Gemm {
         int mc = threads == 1 ? blocking.mc()
                 : Math.min(blocking.mc(), Kernels.roundUp((m + threads - 1) / threads, MR));
         int aSize = Kernels.roundUp(Math.min(mc, m), MR) * Math.min(kcMax, k);
-        Workspace ws = WORKSPACE.get();
+        GemmWorkspace ws = WORKSPACE.get();
         float[] bBuf = packed != null ? packed.data()
                 : ws.b(Math.min(kcMax, k) * Kernels.roundUp(Math.min(blocking.nc(), n), NR));
         PackedMatrix half = packed != null && packed.format() != PackedMatrix.Format.F32 ? packed : null;
@@ -380,35 +380,6 @@ public final class Gemm {
         if (needed > c.length) {
             throw new IllegalArgumentException("c.length must be >= " + needed
                     + " (cOffset + (a.rows() - 1) * ldc + b.cols()), got " + c.length);
-        }
-    }
-
-    /** Per-thread packing buffers, grown on demand and reused across calls. */
-    private static final class Workspace {
-        private float[] a = new float[0];
-        private float[] b = new float[0];
-        /** 16-bit B panels widened to float32: at most {@code KC x NB} floats. */
-        private float[] wide = new float[0];
-
-        float[] wide(int size) {
-            if (wide.length < size) {
-                wide = new float[size];
-            }
-            return wide;
-        }
-
-        float[] a(int size) {
-            if (a.length < size) {
-                a = new float[size];
-            }
-            return a;
-        }
-
-        float[] b(int size) {
-            if (b.length < size) {
-                b = new float[size];
-            }
-            return b;
         }
     }
 }

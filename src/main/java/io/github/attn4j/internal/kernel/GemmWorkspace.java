@@ -1,0 +1,34 @@
+package io.github.attn4j.internal.kernel;
+
+/**
+ * {@link Gemm}'s packing buffers of one thread, grown on demand to the largest call so far and
+ * reused across calls: the packed A block, the packed B block (when B is not prepacked) and the
+ * float32 copy of a group of 16-bit B panels.
+ */
+final class GemmWorkspace {
+    private float[] a = new float[0];
+    private float[] b = new float[0];
+    /** 16-bit B panels widened to float32: at most {@code KC x NB} floats. */
+    private float[] wide = new float[0];
+
+    float[] wide(int size) {
+        if (wide.length < size) {
+            wide = new float[size];
+        }
+        return wide;
+    }
+
+    float[] a(int size) {
+        if (a.length < size) {
+            a = new float[size];
+        }
+        return a;
+    }
+
+    float[] b(int size) {
+        if (b.length < size) {
+            b = new float[size];
+        }
+        return b;
+    }
+}
