@@ -173,14 +173,10 @@ public final class GridReport {
             StringBuilder ratios = new StringBuilder();
             StringBuilder shares = new StringBuilder();
             for (int t : threads) {
-                GridResults.Result at = mha.stream().filter(r -> r.intParam("threads") == t && r.intParam("batch") == a.intParam("batch")
-                        && r.intParam("seqLen") == a.intParam("seqLen") && r.intParam("embedDim") == a.intParam("embedDim")
-                        && r.intParam("numHeads") == a.intParam("numHeads") && r.params().get("mask").equals(a.params().get("mask")))
-                        .findFirst().orElse(null);
-                GridResults.Result ort = at == null ? null : same(results, ORT, at);
+                GridResults.Result at = same(results, MHA, a, t);
+                GridResults.Result ort = same(results, ORT, a, t);
                 ratios.append(at == null || ort == null ? " – |" : String.format(Locale.ROOT, " %.2fx |", ort.millis() / at.millis()));
-                shares.append(at == null ? " – |" : " " + share(Flops.attention(at.intParam("batch"), at.intParam("seqLen"),
-                        at.intParam("embedDim")), at, ceiling(results, t, flopsPerFma)) + " |");
+                shares.append(at == null ? " – |" : " " + share(attentionFlops(at), at, ceiling(results, t, flopsPerFma)) + " |");
             }
             sb.append(row).append(ratios).append(shares).append('\n');
         }
@@ -217,7 +213,7 @@ public final class GridReport {
             for (GridResults.Result a : mha) {
                 GridResults.Result ort = same(results, ORT, a);
                 GridResults.Result into = same(results, MHA_INTO, a);
-                double flops = Flops.attention(a.intParam("batch"), a.intParam("seqLen"), a.intParam("embedDim"));
+                double flops = attentionFlops(a);
                 double peak = ceiling(results, a.intParam("threads"), flopsPerFma);
                 sb.append(String.format(Locale.ROOT, "| %d | %d | %d | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |%n",
                         a.intParam("batch"), a.intParam("seqLen"), a.intParam("embedDim"), a.intParam("numHeads"),
@@ -322,7 +318,7 @@ public final class GridReport {
     static double gflops(GridResults.Result r) {
         double flops = r.params().containsKey("headDim")
                 ? Flops.scoresAndValues(1, r.intParam("seqLen"), (long) r.intParam("heads") * r.intParam("headDim"))
-                : Flops.attention(r.intParam("batch"), r.intParam("seqLen"), r.intParam("embedDim"));
+                : attentionFlops(r);
         return flops / r.millis() / 1e6;
     }
 
@@ -336,10 +332,20 @@ public final class GridReport {
 
     /** The result of {@code benchmark} at the point of {@code a} (same shape, mask and threads), or null. */
     static GridResults.Result same(List<GridResults.Result> results, String benchmark, GridResults.Result a) {
-        Predicate<GridResults.Result> samePoint = r -> r.benchmark().equals(benchmark)
-                && List.of("batch", "seqLen", "embedDim", "numHeads", "mask", "threads").stream()
+        return same(results, benchmark, a, a.intParam("threads"));
+    }
+
+    /** The result of {@code benchmark} with the shape and mask of {@code a} on {@code threads} threads, or null. */
+    static GridResults.Result same(List<GridResults.Result> results, String benchmark, GridResults.Result a, int threads) {
+        Predicate<GridResults.Result> samePoint = r -> r.benchmark().equals(benchmark) && r.intParam("threads") == threads
+                && List.of("batch", "seqLen", "embedDim", "numHeads", "mask").stream()
                 .allMatch(p -> a.params().get(p).equals(r.params().get(p)));
         return results.stream().filter(samePoint).findFirst().orElse(null);
+    }
+
+    /** Effective flops of a self-attention result: {@link Flops#attention} of its shape. */
+    private static double attentionFlops(GridResults.Result r) {
+        return Flops.attention(r.intParam("batch"), r.intParam("seqLen"), r.intParam("embedDim"));
     }
 
     /** ONNX Runtime's attention core at the point of the unmasked attn4j result {@code a}, or null. */
