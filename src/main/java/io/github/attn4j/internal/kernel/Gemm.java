@@ -250,7 +250,7 @@ public final class Gemm {
         // With several threads, row blocks shrink so that every thread gets one.
         int mc = threads == 1 ? blocking.mc()
                 : Math.min(blocking.mc(), Kernels.roundUp((m + threads - 1) / threads, MR));
-        int aSize = Kernels.roundUp(Math.min(mc, m), MR) * Math.min(kcMax, k);
+        int aSize = Math.min(mc, m) * Math.min(kcMax, k);
         GemmWorkspace ws = WORKSPACE.get();
         float[] bBuf = packed != null ? packed.data()
                 : ws.b(Math.min(kcMax, k) * Kernels.roundUp(Math.min(blocking.nc(), n), NR));
