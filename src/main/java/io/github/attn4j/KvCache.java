@@ -338,7 +338,7 @@ public final class KvCache {
     }
 
     private static void checkCapacity(String name, long tokens, int headDim) {
-        int max = KeyValuePanels.maxCapacity(headDim, headDim, Checks.MAX_ELEMENTS);
+        int max = KeyValueSource.maxCapacity(headDim, headDim, Checks.MAX_ELEMENTS);
         Checks.check(tokens <= max, name, "at most " + max + " tokens (each (batch, kv head) keeps its keys and values"
                 + " in arrays of at most " + Checks.MAX_ELEMENTS + " floats)", tokens);
     }

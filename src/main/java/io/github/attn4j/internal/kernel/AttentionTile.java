@@ -80,8 +80,10 @@ final class AttentionTile {
         int first = Math.max(from, firstKey / NR * NR);
         int end = Math.min(to, endKey);
         boolean transforms = mask.hasTransforms();
-        for (int j0 = first; j0 < end; j0 += BK) {
-            int nk = Math.min(BK, end - j0);
+        // Tiles end at multiples of BK (a source's value chunks), so a first tile that starts
+        // between two, under a sliding window, is shorter.
+        for (int j0 = first, nk; j0 < end; j0 += nk) {
+            nk = Math.min(BK - j0 % BK, end - j0);
             if (tile.allMasked(mask, j0, j0 + nk)) {
                 continue;
             }

@@ -6,9 +6,8 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
 
 /**
  * Keys and values stored narrower than float32 ({@link HalfPanels}, {@link Int8Panels}), at the
- * indices of the float32 panels ({@link KeyValuePanels}): depth {@code c} of key {@code j} at
- * {@code (j / NR) * NR * d + c * NR + j % NR}, column {@code c} of value {@code j} at
- * {@code (c / NR) * NR * capacity + j * NR + c % NR}, each in a narrower array. Appending
+ * indices of the float32 panels ({@link KeyValueSource#keyIndex}, {@link KeyValueSource#valueIndex}),
+ * each in a narrower array. Appending
  * encodes (rounds) each value once; a tile request decodes the tile into the {@link Tile}'s
  * scratch in exactly the float32 panel layout, so the tile kernel reads it as it reads float32
  * panels, and gets the same bits as from float32 panels holding the decoded values. Products for
@@ -23,9 +22,6 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * Not thread-safe: one writer at a time, and no reads during a write.
  */
 abstract class EncodedPanels extends KeyValueSource {
-    /** Floats of scratch one value tile takes per column panel: BK keys of NR columns. */
-    private static final int VALUE_TILE = AttentionKernel.BK * NR;
-
     int capacity;
     int keys;
     boolean[] nonFiniteTiles = new boolean[0];
@@ -34,28 +30,8 @@ abstract class EncodedPanels extends KeyValueSource {
         super(d, dv);
     }
 
-    /** Elements of a key array for {@code capacity} keys: whole panels of NR keys. */
-    final int keyLength(int capacity) {
-        return Kernels.roundUp(capacity, NR) * d;
-    }
-
-    /** Elements of a value array for {@code capacity} keys. */
-    final int valueLength(int capacity) {
-        return capacity * dvPad;
-    }
-
-    /** Index of depth {@code c} of key {@code j}. */
-    final int keyIndex(int j, int c) {
-        return j / NR * NR * d + c * NR + j % NR;
-    }
-
-    /** Index of column {@code c} of value {@code j}. */
-    final int valueIndex(int j, int c) {
-        return c / NR * NR * capacity + j * NR + c % NR;
-    }
-
-    /** Allocates arrays for {@code newCapacity} keys and moves the {@link #keys} held into them ({@link #copyKeys}, {@link #copyValues}). */
-    abstract void reallocate(int newCapacity, int oldCapacity);
+    /** Allocates arrays for {@code newCapacity} keys and copies the {@link #keys} held into them ({@link #copyHeld}). */
+    abstract void reallocate(int newCapacity);
 
     /** Encodes the key {@code x[src .. src + d)} as key {@code j}. */
     abstract void encodeKey(float[] x, int src, int j);
@@ -93,7 +69,7 @@ abstract class EncodedPanels extends KeyValueSource {
     /** Sets the initial capacity; subclass constructors call it once their own fields are set. */
     final void allocate(int initialCapacity) {
         capacity = Math.max(initialCapacity, 0);
-        reallocate(capacity, 0);
+        reallocate(capacity);
         nonFiniteTiles = new boolean[flagCount(capacity)];
     }
 
@@ -122,11 +98,11 @@ abstract class EncodedPanels extends KeyValueSource {
 
     @Override
     final void values(int j0, int nk, Tile tile) {
-        float[] dst = tile.scratch(dvPad / NR * VALUE_TILE);
+        float[] dst = tile.scratch(dvPad / NR * VALUE_PANEL);
         for (int c0 = 0; c0 < dvPad; c0 += NR) {
-            decodeValues(c0, j0, nk, dst, c0 / NR * VALUE_TILE);
+            decodeValues(c0, j0, nk, dst, c0 / NR * VALUE_PANEL);
         }
-        tile.set(dst, 0, VALUE_TILE);
+        tile.set(dst, 0, VALUE_PANEL);
     }
 
     @Override
@@ -156,9 +132,9 @@ abstract class EncodedPanels extends KeyValueSource {
         checkAppend(k, v, b, g, count);
         int needed = keys + count;
         if (needed > capacity) {
-            int max = KeyValuePanels.maxCapacity(d, dv, Integer.MAX_VALUE - 8);
+            int max = maxCapacity(d, dv, Integer.MAX_VALUE - 8);
             int newCapacity = Math.max(needed, (int) Math.min(max, 2L * capacity));
-            reallocate(newCapacity, capacity);
+            reallocate(newCapacity);
             capacity = newCapacity;
             nonFiniteTiles = Arrays.copyOf(nonFiniteTiles, flagCount(newCapacity));
         }
@@ -198,19 +174,12 @@ abstract class EncodedPanels extends KeyValueSource {
     }
 
     /**
-     * Copies the panels of the {@link #keys} held, {@code perKey} elements per key, from one array
-     * to another of the same element type.
+     * Copies the first {@code length} elements, those of the {@link #keys} held (elements never
+     * move with the capacity), from one array to another of the same element type.
      */
-    final void copyKeys(Object from, Object to, int perKey) {
+    final void copyHeld(Object from, Object to, int length) {
         if (keys > 0) {
-            System.arraycopy(from, 0, to, 0, Kernels.roundUp(keys, NR) * perKey);
-        }
-    }
-
-    /** Copies the value column panels of the {@link #keys} held from an array for {@code oldCapacity} keys to one for {@code newCapacity}. */
-    final void copyValues(Object from, int oldCapacity, Object to, int newCapacity) {
-        for (int c0 = 0; c0 < dvPad && keys > 0; c0 += NR) {
-            System.arraycopy(from, c0 * oldCapacity, to, c0 * newCapacity, keys * NR);
+            System.arraycopy(from, 0, to, 0, length);
         }
     }
 

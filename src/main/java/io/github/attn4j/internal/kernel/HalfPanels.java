@@ -51,11 +51,11 @@ public final class HalfPanels extends EncodedPanels {
     }
 
     @Override
-    void reallocate(int newCapacity, int oldCapacity) {
+    void reallocate(int newCapacity) {
         short[] newKeys = new short[keyLength(newCapacity)];
         short[] newValues = new short[valueLength(newCapacity)];
-        copyKeys(keyData, newKeys, d);
-        copyValues(valueData, oldCapacity, newValues, newCapacity);
+        copyHeld(keyData, newKeys, keyLength(keys));
+        copyHeld(valueData, newValues, valueLength(keys));
         keyData = newKeys;
         valueData = newValues;
     }
@@ -86,7 +86,7 @@ public final class HalfPanels extends EncodedPanels {
 
     @Override
     void decodeValues(int c0, int j0, int nk, float[] dst, int dOff) {
-        decode(valueData, c0 * capacity + j0 * NR, dst, dOff, nk * NR);
+        decode(valueData, valueIndex(j0, c0), dst, dOff, nk * NR);
     }
 
     @Override
@@ -96,7 +96,7 @@ public final class HalfPanels extends EncodedPanels {
 
     @Override
     void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o) {
-        Kernels.DECODE.halfProduct(bf16, kc, a, aOff, lda, valueData, j0 * NR, NR * capacity, dvPad / NR, o, 0, dvPad, rows, NR, true);
+        Kernels.DECODE.halfProduct(bf16, kc, a, aOff, lda, valueData, valueIndex(j0, 0), VALUE_PANEL, dvPad / NR, o, 0, dvPad, rows, NR, true);
     }
 
     private void decode(short[] src, int off, float[] dst, int dOff, int n) {

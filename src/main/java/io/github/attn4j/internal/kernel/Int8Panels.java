@@ -55,17 +55,15 @@ public final class Int8Panels extends EncodedPanels {
     }
 
     @Override
-    void reallocate(int newCapacity, int oldCapacity) {
+    void reallocate(int newCapacity) {
         byte[] newKeys = new byte[keyLength(newCapacity)];
         byte[] newValues = new byte[valueLength(newCapacity)];
         float[] newKeyScales = new float[Kernels.roundUp(newCapacity, NR) * keyBlocks];
         float[] newValueScales = new float[newCapacity * valueBlocks];
-        copyKeys(keyData, newKeys, d);
-        copyKeys(keyScales, newKeyScales, keyBlocks);
-        copyValues(valueData, oldCapacity, newValues, newCapacity);
-        if (keys > 0) {
-            System.arraycopy(valueScales, 0, newValueScales, 0, keys * valueBlocks);
-        }
+        copyHeld(keyData, newKeys, keyLength(keys));
+        copyHeld(keyScales, newKeyScales, Kernels.roundUp(keys, NR) * keyBlocks);
+        copyHeld(valueData, newValues, valueLength(keys));
+        copyHeld(valueScales, newValueScales, keys * valueBlocks);
         keyData = newKeys;
         valueData = newValues;
         keyScales = newKeyScales;
@@ -128,7 +126,7 @@ public final class Int8Panels extends EncodedPanels {
 
     @Override
     void decodeValues(int c0, int j0, int nk, float[] dst, int dOff) {
-        Kernels.DECODE.int8Rows(valueData, c0 * capacity + j0 * NR, valueScales, j0 * valueBlocks + c0 / block,
+        Kernels.DECODE.int8Rows(valueData, valueIndex(j0, c0), valueScales, j0 * valueBlocks + c0 / block,
                 valueBlocks, dst, dOff, nk);
     }
 
@@ -140,7 +138,7 @@ public final class Int8Panels extends EncodedPanels {
 
     @Override
     void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o) {
-        Kernels.DECODE.int8Values(kc, a, aOff, lda, valueData, j0 * NR, NR * capacity, dvPad / NR, valueScales, j0 * valueBlocks,
+        Kernels.DECODE.int8Values(kc, a, aOff, lda, valueData, valueIndex(j0, 0), VALUE_PANEL, dvPad / NR, valueScales, j0 * valueBlocks,
                 valueBlocks, block, o, 0, dvPad, rows);
     }
 

@@ -5,21 +5,13 @@ import java.util.Arrays;
 import static io.github.attn4j.internal.kernel.Kernels.NR;
 
 /**
- * The keys and values of one (batch, key/value head) in the micro-kernel's B-operand layout, so
- * that score tiles ({@code Q Kᵀ}) and value products ({@code P V}) stream them with no further
- * copy. {@link AttentionKernel} packs a fresh one per call from head layouts; a KV cache keeps one
- * per (batch, head) and appends each step's tokens to it, so decoding never repacks the cache.
- *
- * <ul>
- *   <li>Keys: panel {@code j / NR} of NR keys starts at {@code (j / NR) * NR * d}; depth
- *       {@code c} of key {@code j} is at {@code + c * NR + j % NR} (Kᵀ as a B operand). Appending
- *       never moves earlier keys.</li>
- *   <li>Values: column panel {@code c0 / NR} starts at {@code c0 * capacity}; key {@code j}'s NR
- *       columns are at {@code + j * NR} (V as a B operand), zero past {@code dv}.</li>
- *   <li>Per tile of {@link AttentionKernel#BK} keys, a flag says whether a value row holds NaN or
- *       an infinity, so that only such tiles take the slower product that leaves out zero
- *       weights.</li>
- * </ul>
+ * The keys and values of one (batch, key/value head) as float32, in the micro-kernel's B-operand
+ * layout ({@link KeyValueSource}), so that score tiles ({@code Q Kᵀ}) and value products
+ * ({@code P V}) stream them with no further copy. {@link AttentionKernel} packs a fresh one per
+ * call from head layouts; a KV cache keeps one per (batch, head) and appends each step's tokens
+ * to it, so decoding never repacks the cache. Per tile of {@link AttentionKernel#BK} keys, a flag
+ * says whether a value row holds NaN or an infinity, so that only such tiles take the slower
+ * product that leaves out zero weights.
  * Not thread-safe: one writer at a time, and no reads during a write.
  */
 public final class KeyValuePanels extends KeyValueSource {
@@ -45,26 +37,17 @@ public final class KeyValuePanels extends KeyValueSource {
 
     @Override
     void keys(int j0, int nk, Tile tile) {
-        tile.set(keyPanels, j0 / NR * NR * d, NR * d);
+        tile.set(keyPanels, keyIndex(j0, 0), NR * d);
     }
 
     @Override
     void values(int j0, int nk, Tile tile) {
-        tile.set(valuePanels, j0 * NR, NR * capacity);
+        tile.set(valuePanels, valueIndex(j0, 0), VALUE_PANEL);
     }
 
     @Override
     public int capacity() {
         return capacity;
-    }
-
-    /**
-     * The largest capacity whose two arrays stay within {@code maxArray} floats each: one more
-     * key and an array would exceed it.
-     */
-    public static int maxCapacity(int d, int dv, int maxArray) {
-        long perKey = Math.max(Math.max(d, 1), Math.max(NR, Kernels.roundUp(dv, NR)));
-        return (int) ((maxArray - (long) NR * d) / perKey);
     }
 
     /** Replaces the contents by the keys and values of batch {@code b}, head {@code g} of the layouts. */
@@ -88,7 +71,7 @@ public final class KeyValuePanels extends KeyValueSource {
         for (int t = 0; t < count; t++) {
             int j = keys + t;
             int src = k.at(b, t, g);
-            int dst = j / NR * NR * d + j % NR;
+            int dst = keyIndex(j, 0);
             for (int c = 0; c < d; c++) {
                 keyPanels[dst + c * NR] = kd[src + c];
             }
@@ -101,7 +84,7 @@ public final class KeyValuePanels extends KeyValueSource {
                 nonFiniteTiles[j / AttentionKernel.BK] = true;
             }
             for (int c0 = 0; c0 < dv; c0 += NR) {
-                System.arraycopy(vd, src + c0, valuePanels, c0 * capacity + j * NR, Math.min(NR, dv - c0));
+                System.arraycopy(vd, src + c0, valuePanels, valueIndex(j, c0), Math.min(NR, dv - c0));
             }
         }
         keys = needed;
@@ -115,7 +98,7 @@ public final class KeyValuePanels extends KeyValueSource {
         Arrays.fill(nonFiniteTiles, tile, nonFiniteTiles.length, false);
         for (int j = tile * AttentionKernel.BK; j < keys; j++) {
             for (int c0 = 0; c0 < dv; c0 += NR) {
-                if (Kernels.ROWS.anyNonFinite(valuePanels, c0 * capacity + j * NR, Math.min(NR, dv - c0))) {
+                if (Kernels.ROWS.anyNonFinite(valuePanels, valueIndex(j, c0), Math.min(NR, dv - c0))) {
                     nonFiniteTiles[tile] = true;
                 }
             }
@@ -139,8 +122,8 @@ public final class KeyValuePanels extends KeyValueSource {
 
     private void allocate(int newCapacity) {
         capacity = newCapacity;
-        keyPanels = new float[Kernels.roundUp(newCapacity, NR) * d];
-        valuePanels = new float[newCapacity * dvPad];
+        keyPanels = new float[keyLength(newCapacity)];
+        valuePanels = new float[valueLength(newCapacity)];
         nonFiniteTiles = new boolean[(newCapacity + AttentionKernel.BK - 1) / AttentionKernel.BK];
     }
 
@@ -148,12 +131,10 @@ public final class KeyValuePanels extends KeyValueSource {
         float[] oldKeys = keyPanels;
         float[] oldValues = valuePanels;
         boolean[] oldFlags = nonFiniteTiles;
-        int oldCapacity = capacity;
         allocate(newCapacity);
-        System.arraycopy(oldKeys, 0, keyPanels, 0, Kernels.roundUp(keys, NR) * d);
-        for (int c0 = 0; c0 < dvPad; c0 += NR) {
-            System.arraycopy(oldValues, c0 * oldCapacity, valuePanels, c0 * capacity, keys * NR);
-        }
+        // Elements never move with the capacity: the keys held are a prefix of each array.
+        System.arraycopy(oldKeys, 0, keyPanels, 0, keyLength(keys));
+        System.arraycopy(oldValues, 0, valuePanels, 0, valueLength(keys));
         System.arraycopy(oldFlags, 0, nonFiniteTiles, 0, oldFlags.length);
     }
 }

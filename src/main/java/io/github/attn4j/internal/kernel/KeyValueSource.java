@@ -9,8 +9,25 @@ package io.github.attn4j.internal.kernel;
  * into the {@link Tile}'s scratch, or computes a decode step's products straight from its
  * stored panels; the tile kernel never knows which.
  *
- * <p>Tiles are requested at key offsets that are multiples of {@link Kernels#NR} and at most
- * {@link AttentionKernel#BK} keys long.
+ * <p>Every storage type keeps its elements at the same indices ({@link #keyIndex},
+ * {@link #valueIndex}), in arrays of its own element type:
+ * <ul>
+ *   <li>Keys: panel {@code j / NR} of NR keys starts at {@code (j / NR) * NR * d}; depth
+ *       {@code c} of key {@code j} is at {@code + c * NR + j % NR} (Kᵀ as a B operand).</li>
+ *   <li>Values: chunk {@code j / BK} of {@link AttentionKernel#BK} keys starts at
+ *       {@code (j / BK) * BK * dvPad} and holds its column panels one after another, each
+ *       {@link #VALUE_PANEL} long: column {@code c} of value {@code j} is at
+ *       {@code + (c / NR) * VALUE_PANEL + (j % BK) * NR + c % NR} (V as a B operand), zero past
+ *       {@code dv}.</li>
+ * </ul>
+ * So a decode step's key and value tiles are each one contiguous run of memory, and growing
+ * the capacity never moves an element. Values were once laid out as whole column panels
+ * ({@code (c / NR) * NR * capacity + j * NR}): a value tile was then {@code dvPad / NR} runs of
+ * 4 KiB, 1 MiB apart at 16384 tokens, and its product took a third longer than the key
+ * product over the same bytes (see jmh/README.md, "KV cache precision").
+ *
+ * <p>Tiles are requested at key offsets that are multiples of {@link Kernels#NR}, at most
+ * {@link AttentionKernel#BK} keys long, and never across a multiple of BK.
  */
 public abstract class KeyValueSource {
     /** Width of a key. */
@@ -20,10 +37,45 @@ public abstract class KeyValueSource {
     /** {@code dv} rounded up to a multiple of NR (at least NR): the value columns a product writes. */
     final int dvPad;
 
+    /** Elements from one column panel of a value tile to the next: BK keys of NR columns. */
+    static final int VALUE_PANEL = AttentionKernel.BK * Kernels.NR;
+
     KeyValueSource(int d, int dv) {
         this.d = d;
         this.dv = dv;
         this.dvPad = Math.max(Kernels.NR, Kernels.roundUp(dv, Kernels.NR));
+    }
+
+    /** Index of depth {@code c} of key {@code j}. */
+    final int keyIndex(int j, int c) {
+        return j / Kernels.NR * Kernels.NR * d + c * Kernels.NR + j % Kernels.NR;
+    }
+
+    /** Index of column {@code c} of value {@code j}. */
+    final int valueIndex(int j, int c) {
+        int bk = AttentionKernel.BK;
+        return j / bk * bk * dvPad + c / Kernels.NR * VALUE_PANEL + j % bk * Kernels.NR + c % Kernels.NR;
+    }
+
+    /** Elements of a key array for {@code capacity} keys: whole panels of NR keys. */
+    final int keyLength(int capacity) {
+        return Kernels.roundUp(capacity, Kernels.NR) * d;
+    }
+
+    /** Elements of a value array for {@code capacity} keys: whole chunks of BK keys. */
+    final int valueLength(int capacity) {
+        return Kernels.roundUp(capacity, AttentionKernel.BK) * dvPad;
+    }
+
+    /**
+     * The largest capacity whose key and value arrays stay within {@code maxArray} elements
+     * each: keys take whole panels of NR keys, values whole chunks of BK.
+     */
+    public static int maxCapacity(int d, int dv, int maxArray) {
+        int dvPad = Math.max(Kernels.NR, Kernels.roundUp(dv, Kernels.NR));
+        int keysFit = maxArray / Math.max(d, 1) / Kernels.NR * Kernels.NR;
+        int valuesFit = maxArray / dvPad / AttentionKernel.BK * AttentionKernel.BK;
+        return Math.min(keysFit, valuesFit);
     }
 
     /** Number of keys held. */
@@ -68,7 +120,8 @@ public abstract class KeyValueSource {
     /**
      * Points {@code tile} at the values of keys {@code [j0, j0 + nk)}: column panel
      * {@code c0 / NR} at {@code tile.offset + c0 / NR * tile.stride}, key {@code j}'s NR columns at
-     * {@code + (j - j0) * NR}, zero past {@code dv}.
+     * {@code + (j - j0) * NR}, zero past {@code dv}. The float32 panels hand out their own array
+     * ({@code stride} = {@link #VALUE_PANEL}).
      */
     abstract void values(int j0, int nk, Tile tile);
 
