@@ -43,8 +43,13 @@ interface DecodeOps {
     /** Rows of A the products take: a decode step's query rows per key/value head under grouped-query attention. */
     int PRODUCT_ROWS = 4;
 
-    /** The product over F16 (or, when {@code bf16}, BF16) B panels. */
-    void halfProduct(boolean bf16, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
+    /**
+     * The product over F16 (or, when {@code bf16}, BF16) B panels. When {@code finite} is set,
+     * the caller knows the F16 panels hold no infinity or NaN, and an implementation may widen
+     * them without their case (the same values for every finite bit pattern, subnormals
+     * included); BF16 ignores it.
+     */
+    void halfProduct(boolean bf16, boolean finite, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                      float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
 
     /**

@@ -25,6 +25,12 @@ abstract class EncodedPanels extends KeyValueSource {
     int capacity;
     int keys;
     boolean[] nonFiniteTiles = new boolean[0];
+    /**
+     * The same per tile for key rows, taken from the float input on append. Truncation clears
+     * only whole tiles past the cut, so a flag may stay set after its key is gone: a set flag
+     * only costs the exact widening.
+     */
+    boolean[] nonFiniteKeyTiles = new boolean[0];
 
     EncodedPanels(int d, int dv) {
         super(d, dv);
@@ -49,9 +55,10 @@ abstract class EncodedPanels extends KeyValueSource {
      * Scores of at most {@link DecodeOps#PRODUCT_ROWS} query rows (row-major in {@code q}, row
      * {@code i} at {@code q[qOff + i * ldq]}, read in place) against key panels
      * {@code [p0, p0 + panels)}, the last {@code lastNr} keys wide, into {@code s} (row stride
-     * {@code lds}): a {@link DecodeOps} product.
+     * {@code lds}): a {@link DecodeOps} product. {@code finite}: no key of these panels holds an
+     * infinity or NaN.
      */
-    abstract void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds);
+    abstract void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds, boolean finite);
 
     /**
      * {@code o[rows x dvPad] += a · values[j0, j0 + kc)} for at most
@@ -71,6 +78,7 @@ abstract class EncodedPanels extends KeyValueSource {
         capacity = Math.max(initialCapacity, 0);
         reallocate(capacity);
         nonFiniteTiles = new boolean[flagCount(capacity)];
+        nonFiniteKeyTiles = new boolean[flagCount(capacity)];
     }
 
     @Override
@@ -85,7 +93,7 @@ abstract class EncodedPanels extends KeyValueSource {
 
     @Override
     public final long storageBytes() {
-        return arrayBytes() + nonFiniteTiles.length;
+        return arrayBytes() + 2L * nonFiniteTiles.length;
     }
 
     @Override
@@ -112,7 +120,8 @@ abstract class EncodedPanels extends KeyValueSource {
         } else if (blockKeys[0] > 0) {
             // One block of at most PRODUCT_ROWS rows: the products read the row-major query tile in place.
             int panels = (blockKeys[0] + NR - 1) / NR;
-            keyProduct(qs, 0, d, rows, j0 / NR, panels, blockKeys[0] - (panels - 1) * NR, s, AttentionKernel.BK);
+            keyProduct(qs, 0, d, rows, j0 / NR, panels, blockKeys[0] - (panels - 1) * NR, s, AttentionKernel.BK,
+                    !hasNonFinite(nonFiniteKeyTiles, j0, j0 + nk));
         }
     }
 
@@ -137,9 +146,14 @@ abstract class EncodedPanels extends KeyValueSource {
             reallocate(newCapacity);
             capacity = newCapacity;
             nonFiniteTiles = Arrays.copyOf(nonFiniteTiles, flagCount(newCapacity));
+            nonFiniteKeyTiles = Arrays.copyOf(nonFiniteKeyTiles, flagCount(newCapacity));
         }
         for (int t = 0; t < count; t++) {
-            encodeKey(k.data(), k.at(b, t, g), keys + t);
+            int src = k.at(b, t, g);
+            if (Kernels.ROWS.anyNonFinite(k.data(), src, d)) {
+                nonFiniteKeyTiles[(keys + t) / AttentionKernel.BK] = true;
+            }
+            encodeKey(k.data(), src, keys + t);
         }
         float[] vd = v.data();
         for (int t = 0; t < count; t++) {
@@ -158,6 +172,7 @@ abstract class EncodedPanels extends KeyValueSource {
         keys = newLength;
         int tile = newLength / AttentionKernel.BK;
         Arrays.fill(nonFiniteTiles, tile, nonFiniteTiles.length, false);
+        Arrays.fill(nonFiniteKeyTiles, flagCount(newLength), nonFiniteKeyTiles.length, false);
         for (int j = tile * AttentionKernel.BK; j < keys; j++) {
             nonFiniteTiles[tile] |= valueRowNonFinite(j);
         }
@@ -165,8 +180,12 @@ abstract class EncodedPanels extends KeyValueSource {
 
     @Override
     final boolean hasNonFiniteValues(int j0, int j1) {
+        return hasNonFinite(nonFiniteTiles, j0, j1);
+    }
+
+    private static boolean hasNonFinite(boolean[] flags, int j0, int j1) {
         for (int t = j0 / AttentionKernel.BK; t * AttentionKernel.BK < j1; t++) {
-            if (nonFiniteTiles[t]) {
+            if (flags[t]) {
                 return true;
             }
         }

@@ -131,7 +131,7 @@ public final class Int8Panels extends EncodedPanels {
     }
 
     @Override
-    void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds) {
+    void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds, boolean finite) {
         Kernels.DECODE.int8Keys(d, q, qOff, ldq, keyData, p0 * NR * d, NR * d, panels, keyScales, p0 * keyBlocks * NR, keyBlocks * NR,
                 block, s, 0, lds, rows, lastNr);
     }

@@ -39,7 +39,7 @@ final class ScalarDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void halfProduct(boolean bf16, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
+    public void halfProduct(boolean bf16, boolean finite, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
         for (int t = 0; t < panels; t++) {
             int nr = t == panels - 1 ? lastNr : NR;
