@@ -32,7 +32,7 @@ final class AttentionWorkspace {
      */
     KeyValuePanels[] panels(int count, int d, int dv, int keys) {
         long floats = (long) count * ((long) Kernels.roundUp(Math.max(keys, 1), Kernels.NR) * d
-                + (long) keys * Math.max(Kernels.NR, Kernels.roundUp(dv, Kernels.NR)));
+                + (long) Kernels.roundUp(keys, AttentionKernel.BK) * KeyValueSource.paddedWidth(dv));
         boolean retain = floats <= MAX_RETAINED;
         KeyValuePanels[] result = retain && panels.length >= count ? panels : new KeyValuePanels[count];
         for (int i = 0; i < count; i++) {

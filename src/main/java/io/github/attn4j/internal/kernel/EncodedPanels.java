@@ -121,7 +121,7 @@ abstract class EncodedPanels extends KeyValueSource {
             // One block of at most PRODUCT_ROWS rows: the products read the row-major query tile in place.
             int panels = (blockKeys[0] + NR - 1) / NR;
             keyProduct(qs, 0, d, rows, j0 / NR, panels, blockKeys[0] - (panels - 1) * NR, s, AttentionKernel.BK,
-                    !hasNonFinite(nonFiniteKeyTiles, j0, j0 + nk));
+                    !anyFlagged(nonFiniteKeyTiles, j0, j0 + nk));
         }
     }
 
@@ -141,8 +141,7 @@ abstract class EncodedPanels extends KeyValueSource {
         checkAppend(k, v, b, g, count);
         int needed = keys + count;
         if (needed > capacity) {
-            int max = maxCapacity(d, dv, Integer.MAX_VALUE - 8);
-            int newCapacity = Math.max(needed, (int) Math.min(max, 2L * capacity));
+            int newCapacity = grownCapacity(needed, capacity);
             reallocate(newCapacity);
             capacity = newCapacity;
             nonFiniteTiles = Arrays.copyOf(nonFiniteTiles, flagCount(newCapacity));
@@ -180,16 +179,7 @@ abstract class EncodedPanels extends KeyValueSource {
 
     @Override
     final boolean hasNonFiniteValues(int j0, int j1) {
-        return hasNonFinite(nonFiniteTiles, j0, j1);
-    }
-
-    private static boolean hasNonFinite(boolean[] flags, int j0, int j1) {
-        for (int t = j0 / AttentionKernel.BK; t * AttentionKernel.BK < j1; t++) {
-            if (flags[t]) {
-                return true;
-            }
-        }
-        return false;
+        return anyFlagged(nonFiniteTiles, j0, j1);
     }
 
     /**
@@ -200,9 +190,5 @@ abstract class EncodedPanels extends KeyValueSource {
         if (keys > 0) {
             System.arraycopy(from, 0, to, 0, length);
         }
-    }
-
-    private static int flagCount(int capacity) {
-        return (capacity + AttentionKernel.BK - 1) / AttentionKernel.BK;
     }
 }

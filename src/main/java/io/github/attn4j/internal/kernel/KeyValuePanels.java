@@ -65,7 +65,7 @@ public final class KeyValuePanels extends KeyValueSource {
     public void append(HeadLayout k, HeadLayout v, int b, int g, int count) {
         int needed = keys + count;
         if (needed > capacity) {
-            grow(Math.max(needed, (int) Math.min(maxCapacity(d, dv, Integer.MAX_VALUE - 8), 2L * capacity)));
+            grow(grownCapacity(needed, capacity));
         }
         float[] kd = k.data();
         for (int t = 0; t < count; t++) {
@@ -112,19 +112,14 @@ public final class KeyValuePanels extends KeyValueSource {
 
     @Override
     boolean hasNonFiniteValues(int j0, int j1) {
-        for (int t = j0 / AttentionKernel.BK; t * AttentionKernel.BK < j1; t++) {
-            if (nonFiniteTiles[t]) {
-                return true;
-            }
-        }
-        return false;
+        return anyFlagged(nonFiniteTiles, j0, j1);
     }
 
     private void allocate(int newCapacity) {
         capacity = newCapacity;
         keyPanels = new float[keyLength(newCapacity)];
         valuePanels = new float[valueLength(newCapacity)];
-        nonFiniteTiles = new boolean[(newCapacity + AttentionKernel.BK - 1) / AttentionKernel.BK];
+        nonFiniteTiles = new boolean[flagCount(newCapacity)];
     }
 
     private void grow(int newCapacity) {

@@ -43,7 +43,12 @@ public abstract class KeyValueSource {
     KeyValueSource(int d, int dv) {
         this.d = d;
         this.dv = dv;
-        this.dvPad = Math.max(Kernels.NR, Kernels.roundUp(dv, Kernels.NR));
+        this.dvPad = paddedWidth(dv);
+    }
+
+    /** {@code dv} rounded up to a multiple of NR, at least NR: the columns a value product writes. */
+    static int paddedWidth(int dv) {
+        return Math.max(Kernels.NR, Kernels.roundUp(dv, Kernels.NR));
     }
 
     /** Index of depth {@code c} of key {@code j}. */
@@ -72,10 +77,33 @@ public abstract class KeyValueSource {
      * each: keys take whole panels of NR keys, values whole chunks of BK.
      */
     public static int maxCapacity(int d, int dv, int maxArray) {
-        int dvPad = Math.max(Kernels.NR, Kernels.roundUp(dv, Kernels.NR));
+        int dvPad = paddedWidth(dv);
         int keysFit = maxArray / Math.max(d, 1) / Kernels.NR * Kernels.NR;
         int valuesFit = maxArray / dvPad / AttentionKernel.BK * AttentionKernel.BK;
         return Math.min(keysFit, valuesFit);
+    }
+
+    /**
+     * The capacity to grow to when {@code needed} keys exceed {@code capacity}: double it, up to
+     * the largest capacity arrays can hold, and at least {@code needed}.
+     */
+    final int grownCapacity(int needed, int capacity) {
+        return Math.max(needed, (int) Math.min(maxCapacity(d, dv, Integer.MAX_VALUE - 8), 2L * capacity));
+    }
+
+    /** Flags for {@code capacity} keys: one per tile of {@link AttentionKernel#BK} keys. */
+    static int flagCount(int capacity) {
+        return (capacity + AttentionKernel.BK - 1) / AttentionKernel.BK;
+    }
+
+    /** Whether a flag of a tile holding a key in {@code [j0, j1)} is set. */
+    static boolean anyFlagged(boolean[] flags, int j0, int j1) {
+        for (int t = j0 / AttentionKernel.BK; t * AttentionKernel.BK < j1; t++) {
+            if (flags[t]) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Number of keys held. */
