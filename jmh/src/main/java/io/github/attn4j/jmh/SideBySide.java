@@ -1,0 +1,158 @@
+package io.github.attn4j.jmh;
+
+import io.github.attn4j.AttentionMask;
+import io.github.attn4j.KvCache;
+import io.github.attn4j.MultiHeadAttention;
+import io.github.attn4j.Precision;
+import io.github.attn4j.ScaledDotProductAttention;
+import io.github.attn4j.Tensor;
+
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Two builds of attn4j in one JVM, timed in alternating slices: for A/B comparisons on a machine
+ * whose speed drifts by more than the difference being measured (the shared development VM
+ * drifts by 20 to 50% between JMH runs a few minutes apart). Each jar is loaded by a class loader
+ * of its own, so each build has its own classes, static state and JIT-compiled code; the slices
+ * run in the order A B B A A B B A ..., so both builds see the same drift, and the figure is the
+ * median slice of each. This is not JMH: no forks and no blackholes (each call's result is kept
+ * in a field), and both builds share one heap and one JIT. Use it to decide between two builds,
+ * and JMH for the figures themselves.
+ *
+ * <pre>
+ * java --add-modules jdk.incubator.vector -cp target/benchmarks.jar io.github.attn4j.jmh.SideBySide \
+ *     old.jar new.jar 20 200 sdpa:64:512:none:1 mha:1:512:512:8:none:2 decode:BF16:4096:1
+ * </pre>
+ * Arguments: the two jars (each a {@code benchmarks.jar}, or any jar of the library: classes it
+ * lacks, such as these workloads in a build older than this class, come from the running jar), seconds
+ * per workload, milliseconds per slice, then workloads:
+ * <ul>
+ *   <li>{@code sdpa:hd:L:mask:threads}: {@code ScaledDotProductAttention.apply} over 8 heads of
+ *       width hd, L queries and keys, mask {@code none}, {@code causal} or {@code padding} (as in the benchmarks);</li>
+ *   <li>{@code mha:B:L:E:H:mask:threads}: {@code MultiHeadAttention.forward(x, mask, out)};</li>
+ *   <li>{@code decode:precision:length:threads}: {@link CachePrecisionBenchmark}'s decode step
+ *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}).</li>
+ * </ul>
+ */
+public final class SideBySide {
+    private SideBySide() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 5) {
+            throw new IllegalArgumentException("usage: SideBySide A.jar B.jar seconds sliceMillis workload...; got "
+                    + args.length + " arguments");
+        }
+        // Each loader searches its jar first, then this tool's own jar, so a build older than
+        // this class still runs these workloads on its own library classes.
+        URL self = SideBySide.class.getProtectionDomain().getCodeSource().getLocation();
+        Method[] run = new Method[2];
+        for (int i = 0; i < 2; i++) {
+            URLClassLoader loader = new URLClassLoader(new URL[]{Path.of(args[i]).toUri().toURL(), self},
+                    ClassLoader.getPlatformClassLoader());
+            run[i] = loader.loadClass(Workloads.class.getName()).getMethod("run", String.class, long.class);
+        }
+        double seconds = Double.parseDouble(args[2]);
+        long slice = Long.parseLong(args[3]) * 1_000_000L;
+        System.out.printf("A = %s, B = %s; median ms per call over slices of %s ms%n", args[0], args[1], args[3]);
+        for (int w = 4; w < args.length; w++) {
+            String spec = args[w];
+            List<List<Double>> times = List.of(new ArrayList<>(), new ArrayList<>());
+            for (int i = 0; i < 4; i++) {
+                run[i % 2].invoke(null, spec, slice);
+            }
+            long end = System.nanoTime() + (long) (seconds * 1e9);
+            for (int i = 0; System.nanoTime() < end; i++) {
+                int which = (i + 1) / 2 % 2;     // A B B A A B B A ...
+                times.get(which).add((Double) run[which].invoke(null, spec, slice));
+            }
+            double[] median = new double[2];
+            for (int k = 0; k < 2; k++) {
+                List<Double> t = times.get(k);
+                Collections.sort(t);
+                median[k] = t.get(t.size() / 2);
+            }
+            System.out.printf("%-30s A %10.4f  B %10.4f  B/A %.3f  (%d slices each; minima %.4f, %.4f)%n", spec,
+                    median[0], median[1], median[1] / median[0], times.get(1).size(), times.get(0).get(0), times.get(1).get(0));
+        }
+    }
+
+    /** The workloads, loaded once per build; {@link #run} returns milliseconds per call. */
+    public static final class Workloads {
+        private static final Map<String, Runnable> MADE = new HashMap<>();
+        /** The last result, kept so that no call is dead code. */
+        static volatile Object sink;
+
+        private Workloads() {
+        }
+
+        /** Calls the workload {@code spec} for about {@code nanos} (at least once); milliseconds per call. */
+        public static double run(String spec, long nanos) {
+            Runnable call = MADE.computeIfAbsent(spec, Workloads::make);
+            long t0 = System.nanoTime();
+            int calls = 0;
+            do {
+                call.run();
+                calls++;
+            } while (System.nanoTime() - t0 < nanos);
+            return (System.nanoTime() - t0) / 1e6 / calls;
+        }
+
+        private static Runnable make(String spec) {
+            String[] p = spec.split(":");
+            SplittableRandom random = new SplittableRandom(3);
+            switch (p[0]) {
+                case "sdpa" -> {
+                    check(spec, p, 5);
+                    int hd = Integer.parseInt(p[1]), length = Integer.parseInt(p[2]), threads = Integer.parseInt(p[4]);
+                    Tensor q = Inputs.uniform(random, 1, 8, length, hd);
+                    Tensor k = Inputs.uniform(random, 1, 8, length, hd);
+                    Tensor v = Inputs.uniform(random, 1, 8, length, hd);
+                    AttentionMask mask = Inputs.mask(p[3], 1, length);
+                    float scale = (float) (1 / Math.sqrt(hd));
+                    return () -> sink = ScaledDotProductAttention.apply(q, k, v, mask, scale, threads);
+                }
+                case "mha" -> {
+                    check(spec, p, 7);
+                    int batch = Integer.parseInt(p[1]), length = Integer.parseInt(p[2]), embed = Integer.parseInt(p[3]);
+                    MultiHeadAttention module = MultiHeadAttention.builder(embed, Integer.parseInt(p[4])).seed(42)
+                            .threads(Integer.parseInt(p[6])).build();
+                    Tensor x = Inputs.uniform(random, batch, length, embed);
+                    Tensor out = Tensor.zeros(batch, length, embed);
+                    AttentionMask mask = Inputs.mask(p[5], batch, length);
+                    return () -> sink = module.forward(x, mask, out);
+                }
+                case "decode" -> {
+                    check(spec, p, 4);
+                    int length = Integer.parseInt(p[2]);
+                    MultiHeadAttention module = MultiHeadAttention.builder(64, 32).headDim(128).kvHeads(8).seed(1)
+                            .threads(Integer.parseInt(p[3])).build();
+                    KvCache cache = module.newKvCache(1, length + 1, Precision.valueOf(p[1]));
+                    cache.append(Inputs.uniform(random, 1, 8, length, 128), Inputs.uniform(random, 1, 8, length, 128));
+                    Tensor token = Inputs.uniform(random, 1, 1, 64);
+                    return () -> {
+                        cache.truncate(length);
+                        sink = module.forwardCached(token, cache);
+                    };
+                }
+                default -> throw new IllegalArgumentException("workload: expected sdpa:..., mha:... or decode:..., got " + spec);
+            }
+        }
+
+        private static void check(String spec, String[] parts, int expected) {
+            if (parts.length != expected) {
+                throw new IllegalArgumentException("workload " + spec + ": expected " + expected + " fields separated by ':', got "
+                        + parts.length);
+            }
+        }
+    }
+}
