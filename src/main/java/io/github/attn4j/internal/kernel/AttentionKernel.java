@@ -27,7 +27,7 @@ public final class AttentionKernel {
      * Keys per tile, on every path: a multiple of every NR (8, 16, 32). It was {@code 4 * NR} (64
      * keys on the 256-bit path); 128 halves the fixed costs per tile (the value product's loads
      * and stores of the output rows, the tile loop's range and mask checks, the short exponential
-     * runs) and made the unmasked attention 3 to 14% faster on the 256-bit path at head widths 32
+     * runs) and made the unmasked attention 1 to 16% faster on the 256-bit path at head widths 32
      * and 64, L = 128 to 2048, with decode steps unchanged (jmh/README.md, "Attention core").
      * The 512-bit path already used 128.
      */
