@@ -1,0 +1,111 @@
+package io.github.attn4j.internal.kernel;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+
+/**
+ * {@link Parallel#forEach} runs every task exactly once on a worker index below
+ * {@link Parallel#workers}, returns only when every claimed task has ended (also when one
+ * throws, whose exception it rethrows), and keeps the caller's interrupt status.
+ */
+class ParallelTest {
+    @Test
+    void runsEveryTaskOnceOnAValidWorker() {
+        qt().withExamples(300).forAll(integers().between(1, 4), integers().between(0, 70)).checkAssert((threads, tasks) -> {
+            AtomicIntegerArray runs = new AtomicIntegerArray(Math.max(1, tasks));
+            AtomicInteger badWorker = new AtomicInteger(-1);
+            int workers = Parallel.workers(threads, tasks);
+            Parallel.forEach(threads, tasks, (t, w) -> {
+                if (w < 0 || w >= workers) {
+                    badWorker.set(w);
+                }
+                runs.incrementAndGet(t);
+            });
+            assertEquals(-1, badWorker.get(), "worker index outside [0, " + workers + ")");
+            for (int t = 0; t < tasks; t++) {
+                assertEquals(1, runs.get(t), "runs of task " + t + " of " + tasks + " on " + threads + " threads");
+            }
+        });
+    }
+
+    @Test
+    void returnsOnlyWhenEveryTaskHasEnded() {
+        for (int round = 0; round < 20; round++) {
+            AtomicIntegerArray ended = new AtomicIntegerArray(4);
+            Parallel.forEach(2, 4, (t, w) -> {
+                sleep(5);
+                ended.set(t, 1);
+            });
+            for (int t = 0; t < 4; t++) {
+                assertEquals(1, ended.get(t), "task " + t + " in round " + round);
+            }
+        }
+    }
+
+    @Test
+    void rethrowsAFailureAfterTheClaimedTasksEnd() {
+        for (int round = 0; round < 20; round++) {
+            IllegalStateException boom = new IllegalStateException("boom");
+            AtomicInteger started = new AtomicInteger();
+            AtomicInteger ended = new AtomicInteger();
+            IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> Parallel.forEach(2, 64, (t, w) -> {
+                started.incrementAndGet();
+                try {
+                    sleep(1);
+                    if (t == 5) {
+                        throw boom;
+                    }
+                } finally {
+                    ended.incrementAndGet();
+                }
+            }));
+            assertSame(boom, thrown);
+            assertEquals(started.get(), ended.get(), "a task still ran after forEach threw");
+            assertTrue(started.get() < 64, "tasks kept starting after the failure: " + started.get());
+        }
+        AssertionError error = new AssertionError("an error, not an exception");
+        assertSame(error, assertThrows(AssertionError.class, () -> Parallel.forEach(2, 8, (t, w) -> {
+            if (t == 7) {
+                throw error;
+            }
+        })));
+    }
+
+    @Test
+    void keepsTheCallersInterruptStatusAndStillWaits() {
+        AtomicIntegerArray ended = new AtomicIntegerArray(6);
+        Thread.currentThread().interrupt();
+        try {
+            Parallel.forEach(2, 6, (t, w) -> {
+                long end = System.nanoTime() + 3_000_000L;
+                while (System.nanoTime() < end) {
+                    Thread.onSpinWait();
+                }
+                ended.set(t, 1);
+            });
+        } finally {
+            assertTrue(Thread.interrupted(), "interrupt status lost");
+        }
+        for (int t = 0; t < 6; t++) {
+            assertEquals(1, ended.get(t), "task " + t);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
