@@ -2,7 +2,6 @@ package io.github.attn4j;
 
 import io.github.attn4j.internal.kernel.HeadLayout;
 
-import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -19,7 +18,7 @@ import java.util.Objects;
  * pass through unchanged (partial rotary: Phi, GPT-NeoX). {@code rotaryDim} must not exceed the head
  * width, which is checked when the rotation is applied.
  *
- * <p><b>Scalings</b> (at most one; setting one replaces the other). {@link #linearScaling} divides
+ * <p><b>Scalings</b> (at most one; setting one replaces the others). {@link #linearScaling} divides
  * positions by a factor ({@code a = (p / factor) · invFreq_i}). {@link #llama3Scaling} rescales the
  * frequencies by the rule of Llama 3.1 (Hugging Face {@code _compute_llama3_parameters}): with
  * {@code wavelen = 2π / invFreq}, pairs with {@code wavelen < originalMaxPositions / highFreqFactor}
@@ -27,9 +26,20 @@ import java.util.Objects;
  * {@code invFreq / factor}, and between the two
  * {@code invFreq' = (1 − s) · invFreq / factor + s · invFreq} with
  * {@code s = (originalMaxPositions / wavelen − lowFreqFactor) / (highFreqFactor − lowFreqFactor)}.
+ * {@link #yarnScaling} is YaRN (Peng et al., as in Hugging Face {@code _compute_yarn_parameters};
+ * gpt-oss, Qwen with long context): with {@code r = rotaryDim} and
+ * {@code dim(n) = r · ln(originalMaxPositions / (2π n)) / (2 ln theta)} (the pair index whose
+ * wavelength fits {@code n} times in the original context), {@code low = dim(betaFast)} and
+ * {@code high = dim(betaSlow)} (rounded down and up when {@code truncate}), clamped to
+ * {@code [0, r − 1]}, and {@code high} raised by 0.001 if equal to {@code low}, pair {@code i} gets
+ * {@code invFreq' = ramp · invFreq / factor + (1 − ramp) · invFreq} with
+ * {@code ramp = clamp((i − low) / (high − low), 0, 1)}; and every rotated pair is also multiplied
+ * by the scaling's {@linkplain YarnScaling#attentionFactor attention factor} (its cosine and sine
+ * are), so scores between rotated dims grow by its square. Dims past {@code rotaryDim} are not
+ * multiplied.
  *
- * <p><b>Rounding.</b> Each angle is computed in double, its cosine and sine in double, each rounded
- * to float once; one table row per distinct position is computed per call and shared by every
+ * <p><b>Rounding.</b> Each angle is computed in double, its cosine and sine in double (times the
+ * YaRN attention factor, if any), each rounded to float once; one table row per distinct position is computed per call and shared by every
  * batch row and head. The rotation is float arithmetic: {@code x' = fma(x, cos, −(y·sin))},
  * {@code y' = fma(y, cos, x·sin)}, two roundings per output, so each output is within about
  * {@code 3·2⁻²⁴·(|x| + |y|)} of the exact rotation.
@@ -62,21 +72,79 @@ public final class RotaryEmbedding {
         }
     }
 
+    /**
+     * YaRN scaling parameters, as published in a model's {@code rope_scaling} (gpt-oss: factor 32,
+     * originalMaxPositions 4096, betaFast 32, betaSlow 1, truncate false). See the class comment
+     * for how they set each pair's frequency.
+     *
+     * @param factor               the divisor of the interpolated (low) frequencies
+     * @param originalMaxPositions the original context length ({@code original_max_position_embeddings})
+     * @param betaFast             rotations in the original context above which a pair keeps its frequency
+     * @param betaSlow             rotations in the original context below which a pair is divided by factor
+     * @param truncate             whether the ramp's ends are rounded to whole pair indices
+     *                             (Hugging Face's default; gpt-oss sets false)
+     * @param attentionFactor      the factor the rotated dims are multiplied by ({@code attention_factor};
+     *                             {@link #of} uses {@code 0.1 ln(factor) + 1}, or 1 for a factor up to 1)
+     */
+    public record YarnScaling(double factor, int originalMaxPositions, double betaFast, double betaSlow, boolean truncate,
+                              double attentionFactor) {
+        /**
+         * Checks the parameters.
+         *
+         * @throws IllegalArgumentException unless {@code factor}, {@code betaSlow} and
+         *                                  {@code attentionFactor} are finite and positive,
+         *                                  {@code betaFast} is finite and greater than {@code betaSlow},
+         *                                  and {@code originalMaxPositions} is positive
+         */
+        public YarnScaling {
+            checkFactor(factor, "factor");
+            Checks.positive(originalMaxPositions, "originalMaxPositions");
+            checkFactor(betaSlow, "betaSlow");
+            Checks.check(Double.isFinite(betaFast) && betaFast > betaSlow, "betaFast",
+                    "a finite value > betaSlow = " + betaSlow, betaFast);
+            checkFactor(attentionFactor, "attentionFactor");
+        }
+
+        /**
+         * The parameters with the default attention factor: {@code 0.1 ln(factor) + 1} when
+         * {@code factor > 1}, else 1 (Hugging Face's {@code get_mscale}).
+         *
+         * @param factor               the divisor of the interpolated (low) frequencies
+         * @param originalMaxPositions the original context length
+         * @param betaFast             rotations above which a pair keeps its frequency
+         * @param betaSlow             rotations below which a pair is divided by factor
+         * @param truncate             whether the ramp's ends are rounded to whole pair indices
+         * @return the scaling
+         * @throws IllegalArgumentException as the constructor
+         */
+        public static YarnScaling of(double factor, int originalMaxPositions, double betaFast, double betaSlow, boolean truncate) {
+            checkFactor(factor, "factor");
+            return new YarnScaling(factor, originalMaxPositions, betaFast, betaSlow, truncate,
+                    factor > 1 ? 0.1 * Math.log(factor) + 1 : 1);
+        }
+    }
+
     private final int rotaryDim;
     private final double theta;
     private final boolean interleaved;
     private final double linearFactor;
     private final Llama3Scaling llama3;
+    private final YarnScaling yarn;
     /** The (scaled) inverse frequency of each pair, rotaryDim / 2 values. */
     private final double[] invFreq;
+    /** What the cosines and sines are multiplied by: YaRN's attention factor, else 1. */
+    private final double magnitude;
 
-    private RotaryEmbedding(int rotaryDim, double theta, boolean interleaved, double linearFactor, Llama3Scaling llama3) {
+    private RotaryEmbedding(int rotaryDim, double theta, boolean interleaved, double linearFactor, Llama3Scaling llama3,
+                            YarnScaling yarn) {
         this.rotaryDim = rotaryDim;
         this.theta = theta;
         this.interleaved = interleaved;
         this.linearFactor = linearFactor;
         this.llama3 = llama3;
-        this.invFreq = inverseFrequencies(rotaryDim, theta, llama3);
+        this.yarn = yarn;
+        this.invFreq = RopeFrequencies.inverse(rotaryDim, theta, llama3, yarn);
+        this.magnitude = yarn == null ? 1.0 : yarn.attentionFactor();
     }
 
     /**
@@ -92,7 +160,7 @@ public final class RotaryEmbedding {
     public static RotaryEmbedding of(int rotaryDim, double theta) {
         Checks.check(rotaryDim >= 2 && rotaryDim % 2 == 0, "rotaryDim", "an even value >= 2", rotaryDim);
         Checks.check(Double.isFinite(theta) && theta > 0, "theta", "a finite positive value", theta);
-        return new RotaryEmbedding(rotaryDim, theta, false, 1.0, null);
+        return new RotaryEmbedding(rotaryDim, theta, false, 1.0, null, null);
     }
 
     /**
@@ -101,11 +169,11 @@ public final class RotaryEmbedding {
      * @return a copy with interleaved pairing
      */
     public RotaryEmbedding interleaved() {
-        return new RotaryEmbedding(rotaryDim, theta, true, linearFactor, llama3);
+        return new RotaryEmbedding(rotaryDim, theta, true, linearFactor, llama3, yarn);
     }
 
     /**
-     * Positions divided by {@code factor}; replaces any Llama 3 scaling.
+     * Positions divided by {@code factor}; replaces any Llama 3 or YaRN scaling.
      *
      * @param factor the divisor of positions
      * @return a copy with linear scaling
@@ -113,11 +181,11 @@ public final class RotaryEmbedding {
      */
     public RotaryEmbedding linearScaling(double factor) {
         checkFactor(factor, "factor");
-        return new RotaryEmbedding(rotaryDim, theta, interleaved, factor, null);
+        return new RotaryEmbedding(rotaryDim, theta, interleaved, factor, null, null);
     }
 
     /**
-     * Llama 3.1 frequency scaling (see the class comment); replaces any linear scaling.
+     * Llama 3.1 frequency scaling (see the class comment); replaces any linear or YaRN scaling.
      *
      * @param factor the divisor of the low frequencies
      * @param lowFreqFactor pairs with {@code wavelen > originalMaxPositions / lowFreqFactor} are divided by factor
@@ -128,7 +196,37 @@ public final class RotaryEmbedding {
      */
     public RotaryEmbedding llama3Scaling(double factor, double lowFreqFactor, double highFreqFactor, int originalMaxPositions) {
         return new RotaryEmbedding(rotaryDim, theta, interleaved, 1.0,
-                new Llama3Scaling(factor, lowFreqFactor, highFreqFactor, originalMaxPositions));
+                new Llama3Scaling(factor, lowFreqFactor, highFreqFactor, originalMaxPositions), null);
+    }
+
+    /**
+     * YaRN scaling with the default attention factor (see the class comment and
+     * {@link YarnScaling#of}); replaces any linear or Llama 3 scaling. For gpt-oss:
+     * {@code RotaryEmbedding.of(64, 150_000).yarnScaling(32, 4096, 32, 1, false)}.
+     *
+     * @param factor               the divisor of the interpolated (low) frequencies
+     * @param originalMaxPositions the original context length
+     * @param betaFast             rotations above which a pair keeps its frequency
+     * @param betaSlow             rotations below which a pair is divided by factor
+     * @param truncate             whether the ramp's ends are rounded to whole pair indices
+     * @return a copy with YaRN scaling
+     * @throws IllegalArgumentException as {@link YarnScaling}'s constructor
+     */
+    public RotaryEmbedding yarnScaling(double factor, int originalMaxPositions, double betaFast, double betaSlow, boolean truncate) {
+        return yarnScaling(YarnScaling.of(factor, originalMaxPositions, betaFast, betaSlow, truncate));
+    }
+
+    /**
+     * YaRN scaling with all its parameters, an explicit attention factor included; replaces any
+     * linear or Llama 3 scaling.
+     *
+     * @param scaling the parameters
+     * @return a copy with YaRN scaling
+     * @throws NullPointerException if {@code scaling} is null
+     */
+    public RotaryEmbedding yarnScaling(YarnScaling scaling) {
+        Checks.notNull(scaling, "scaling");
+        return new RotaryEmbedding(rotaryDim, theta, interleaved, 1.0, null, scaling);
     }
 
     /**
@@ -177,6 +275,15 @@ public final class RotaryEmbedding {
     }
 
     /**
+     * The YaRN scaling, or null when none is set.
+     *
+     * @return the YaRN scaling, or null
+     */
+    public YarnScaling yarn() {
+        return yarn;
+    }
+
+    /**
      * Applies the rotation to {@code x (B, H, L, d)} at {@code positions [B][L]}; returns a new tensor
      * ({@code x} is not modified). Token {@code t} of batch row {@code b} rotates at position
      * {@code positions[b][t]}, in every head.
@@ -209,7 +316,7 @@ public final class RotaryEmbedding {
         if (batch == 0 || length == 0 || heads == 0) {
             return;
         }
-        AngleTable table = new AngleTable(positions, batch, length);
+        AngleTable table = new AngleTable(positions, batch, length, invFreq, linearFactor, magnitude);
         int half = rotaryDim / 2;
         float[] v = x.data();
         float[] cos = table.cos, sin = table.sin;
@@ -220,9 +327,9 @@ public final class RotaryEmbedding {
                 for (int h = 0; h < heads; h++) {
                     int base = x.at(b, t, h);
                     if (interleaved) {
-                        rotateInterleaved(v, base, cos, sin, row, half);
+                        AngleTable.rotateInterleaved(v, base, cos, sin, row, half);
                     } else {
-                        rotateHalf(v, base, cos, sin, row, half);
+                        AngleTable.rotateHalf(v, base, cos, sin, row, half);
                     }
                 }
             }
@@ -250,113 +357,6 @@ public final class RotaryEmbedding {
         }
     }
 
-    /** {@code (x, y) ← (x c − y s, y c + x s)} for the pairs {@code (j, j + half)}. */
-    private static void rotateHalf(float[] v, int base, float[] cos, float[] sin, int row, int half) {
-        for (int j = 0; j < half; j++) {
-            float x = v[base + j], y = v[base + half + j];
-            float c = cos[row + j], s = sin[row + j];
-            v[base + j] = Math.fma(x, c, -(y * s));
-            v[base + half + j] = Math.fma(y, c, x * s);
-        }
-    }
-
-    /** {@code (x, y) ← (x c − y s, y c + x s)} for the pairs {@code (2j, 2j + 1)}. */
-    private static void rotateInterleaved(float[] v, int base, float[] cos, float[] sin, int row, int half) {
-        for (int j = 0; j < half; j++) {
-            int i = base + 2 * j;
-            float x = v[i], y = v[i + 1];
-            float c = cos[row + j], s = sin[row + j];
-            v[i] = Math.fma(x, c, -(y * s));
-            v[i + 1] = Math.fma(y, c, x * s);
-        }
-    }
-
-    /**
-     * The cos and sin of every pair's angle at each distinct position of one call, rows of
-     * {@code rotaryDim / 2} floats. When the positions span at most as many values as there are
-     * tokens (prefill {@code 0..L-1} in every batch row, decoding steps close together), the rows
-     * cover that span and are indexed by {@code p - min}; otherwise one row per distinct position,
-     * found by binary search.
-     */
-    private final class AngleTable {
-        final float[] cos;
-        final float[] sin;
-        private final int min;
-        /** The sorted distinct positions, or null when rows are indexed by {@code p - min}. */
-        private final int[] distinct;
-
-        AngleTable(int[][] positions, int batch, int length) {
-            int lo = Integer.MAX_VALUE, hi = Integer.MIN_VALUE;
-            for (int b = 0; b < batch; b++) {
-                for (int t = 0; t < length; t++) {
-                    int p = positions[b][t];
-                    lo = Math.min(lo, p);
-                    hi = Math.max(hi, p);
-                }
-            }
-            long tokens = (long) batch * length;
-            int rows;
-            if ((long) hi - lo + 1 <= tokens) {
-                distinct = null;
-                rows = hi - lo + 1;
-            } else {
-                int[] all = new int[Math.toIntExact(tokens)];
-                for (int b = 0, n = 0; b < batch; b++, n += length) {
-                    System.arraycopy(positions[b], 0, all, n, length);
-                }
-                Arrays.sort(all);
-                int n = 0;
-                for (int i = 0; i < all.length; i++) {
-                    if (i == 0 || all[i] != all[i - 1]) {
-                        all[n++] = all[i];
-                    }
-                }
-                distinct = Arrays.copyOf(all, n);
-                rows = n;
-            }
-            min = lo;
-            int half = rotaryDim / 2;
-            int size = Math.multiplyExact(rows, half);
-            cos = new float[size];
-            sin = new float[size];
-            for (int r = 0; r < rows; r++) {
-                int p = distinct == null ? lo + r : distinct[r];
-                double scaled = p / linearFactor;
-                for (int i = 0, k = r * half; i < half; i++, k++) {
-                    double a = scaled * invFreq[i];
-                    cos[k] = (float) Math.cos(a);
-                    sin[k] = (float) Math.sin(a);
-                }
-            }
-        }
-
-        /** The table row of position {@code p}, one of the positions the table was built for. */
-        int row(int p) {
-            return distinct == null ? p - min : Arrays.binarySearch(distinct, p);
-        }
-    }
-
-    private static double[] inverseFrequencies(int rotaryDim, double theta, Llama3Scaling llama3) {
-        double[] inv = new double[rotaryDim / 2];
-        for (int i = 0; i < inv.length; i++) {
-            inv[i] = Math.pow(theta, -2.0 * i / rotaryDim);
-        }
-        if (llama3 != null) {
-            double lowWavelen = llama3.originalMaxPositions() / llama3.lowFreqFactor();
-            double highWavelen = llama3.originalMaxPositions() / llama3.highFreqFactor();
-            for (int i = 0; i < inv.length; i++) {
-                double wavelen = 2 * Math.PI / inv[i];
-                if (wavelen > lowWavelen) {
-                    inv[i] = inv[i] / llama3.factor();
-                } else if (wavelen >= highWavelen) {
-                    double smooth = (llama3.originalMaxPositions() / wavelen - llama3.lowFreqFactor())
-                            / (llama3.highFreqFactor() - llama3.lowFreqFactor());
-                    inv[i] = (1 - smooth) * inv[i] / llama3.factor() + smooth * inv[i];
-                }
-            }
-        }
-        return inv;
-    }
 
     private static void checkFactor(double factor, String name) {
         Checks.check(Double.isFinite(factor) && factor > 0, name, "a finite positive value", factor);
@@ -366,12 +366,12 @@ public final class RotaryEmbedding {
     public boolean equals(Object o) {
         return o instanceof RotaryEmbedding r && rotaryDim == r.rotaryDim && interleaved == r.interleaved
                 && Double.compare(theta, r.theta) == 0 && Double.compare(linearFactor, r.linearFactor) == 0
-                && Objects.equals(llama3, r.llama3);
+                && Objects.equals(llama3, r.llama3) && Objects.equals(yarn, r.yarn);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(rotaryDim, theta, interleaved, linearFactor, llama3);
+        return Objects.hash(rotaryDim, theta, interleaved, linearFactor, llama3, yarn);
     }
 
     @Override
@@ -379,6 +379,6 @@ public final class RotaryEmbedding {
         return "RotaryEmbedding[rotaryDim=" + rotaryDim + ", theta=" + theta
                 + (interleaved ? ", interleaved" : ", rotate_half")
                 + (linearFactor != 1.0 ? ", linearFactor=" + linearFactor : "")
-                + (llama3 != null ? ", " + llama3 : "") + "]";
+                + (llama3 != null ? ", " + llama3 : "") + (yarn != null ? ", " + yarn : "") + "]";
     }
 }

@@ -105,16 +105,17 @@ class MultiHeadAttentionDecoderTest {
         Tolerance.assertClose(self, chunked, reduction, what + " cached " + causal);
     }
 
-    /** rotate_half or interleaved, all of the head or part of it, sometimes with linear or Llama 3.1 scaling. */
+    /** rotate_half or interleaved, all of the head or part of it, sometimes with linear, Llama 3.1 or YaRN scaling. */
     private static RotaryEmbedding rope(SplittableRandom random, int hd) {
         int rotaryDim = random.nextBoolean() ? hd / 2 * 2 : Math.max(2, hd / 4 * 2);
         RotaryEmbedding rope = RotaryEmbedding.of(rotaryDim, random.nextBoolean() ? 10000 : 500000);
         if (random.nextBoolean()) {
             rope = rope.interleaved();
         }
-        return switch (random.nextInt(4)) {
+        return switch (random.nextInt(5)) {
             case 0 -> rope.linearScaling(4);
             case 1 -> rope.llama3Scaling(8, 1, 4, 64);
+            case 2 -> rope.yarnScaling(32, 64, 32, 1, random.nextBoolean());
             default -> rope;
         };
     }

@@ -6,7 +6,8 @@ import java.util.Objects;
 
 /**
  * The per-head transforms of a decoder layer, from their formulas, one vector at a time and in
- * double precision: RMSNorm of a head's values (QK-norm) and the rotary position embedding. The
+ * double precision: RMSNorm of a head's values (QK-norm) and the rotary position embedding
+ * (with linear, Llama 3.1 or YaRN scaling). The
  * rotation reads its configuration through {@link RotaryEmbedding}'s getters only and never calls
  * {@link RotaryEmbedding#apply}.
  */
@@ -59,25 +60,56 @@ final class ReferenceDecoder {
                 }
             }
         }
+        RotaryEmbedding.YarnScaling y = rope.yarn();
+        if (y != null) {
+            double[] ends = yarnRamp(y, r, rope.theta());
+            for (int i = 0; i < invFreq.length; i++) {
+                double ramp = (i - ends[0]) / (ends[1] - ends[0]);
+                ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+                invFreq[i] = invFreq[i] / y.factor() * ramp + invFreq[i] * (1 - ramp);
+            }
+        }
         return invFreq;
+    }
+
+    /**
+     * YaRN's ramp over pair indices, {@code [low, high]}: {@code low} is the index at which the
+     * wavelength {@code 2π theta^(2i/r)} fits {@code betaFast} times into the original context,
+     * {@code high} where it fits {@code betaSlow} times, that is
+     * {@code i = r ln(originalMaxPositions / (2π beta)) / (2 ln theta)}; rounded outwards when
+     * {@code truncate}, kept within {@code [0, r - 1]}, and {@code high} 0.001 above {@code low}
+     * if they meet.
+     */
+    static double[] yarnRamp(RotaryEmbedding.YarnScaling y, int r, double theta) {
+        double low = r / 2.0 * Math.log(y.originalMaxPositions() / (2 * Math.PI * y.betaFast())) / Math.log(theta);
+        double high = r / 2.0 * Math.log(y.originalMaxPositions() / (2 * Math.PI * y.betaSlow())) / Math.log(theta);
+        if (y.truncate()) {
+            low = Math.floor(low);
+            high = Math.ceil(high);
+        }
+        low = Math.max(0, low);
+        high = Math.min(r - 1, high);
+        return new double[] {low, high == low ? high + 0.001 : high};
     }
 
     /**
      * {@code x} rotated for a token at {@code position}: pair {@code i} ({@code (i, i + r/2)}, or
      * {@code (2i, 2i+1)} interleaved) by angle {@code (position / linearFactor) · invFreq_i},
-     * {@code (x, y) -> (x cos a - y sin a, x sin a + y cos a)}; dims from {@code r} on unchanged.
+     * {@code (x, y) -> (x cos a - y sin a, x sin a + y cos a)}, times YaRN's attention factor when
+     * set; dims from {@code r} on unchanged.
      */
     static double[] rotate(double[] x, int position, RotaryEmbedding rope) {
         double[] invFreq = inverseFrequencies(rope);
         int half = rope.rotaryDim() / 2;
         double p = position / rope.linearFactor();
+        double m = rope.yarn() == null ? 1 : rope.yarn().attentionFactor();
         double[] y = x.clone();
         for (int i = 0; i < half; i++) {
             int first = rope.isInterleaved() ? 2 * i : i;
             int second = rope.isInterleaved() ? 2 * i + 1 : i + half;
             double a = p * invFreq[i];
-            y[first] = x[first] * Math.cos(a) - x[second] * Math.sin(a);
-            y[second] = x[first] * Math.sin(a) + x[second] * Math.cos(a);
+            y[first] = m * (x[first] * Math.cos(a) - x[second] * Math.sin(a));
+            y[second] = m * (x[first] * Math.sin(a) + x[second] * Math.cos(a));
         }
         return y;
     }
@@ -100,6 +132,16 @@ final class ReferenceDecoder {
                     "a finite value > lowFreqFactor = " + s.lowFreqFactor(), s.highFreqFactor());
             check(s.originalMaxPositions() > 0, name + ".llama3.originalMaxPositions", "a positive value",
                     s.originalMaxPositions());
+        }
+        RotaryEmbedding.YarnScaling y = rope.yarn();
+        if (y != null) {
+            check(Double.isFinite(y.factor()) && y.factor() > 0, name + ".yarn.factor", "a finite positive value", y.factor());
+            check(y.originalMaxPositions() > 0, name + ".yarn.originalMaxPositions", "a positive value", y.originalMaxPositions());
+            check(Double.isFinite(y.betaSlow()) && y.betaSlow() > 0, name + ".yarn.betaSlow", "a finite positive value", y.betaSlow());
+            check(Double.isFinite(y.betaFast()) && y.betaFast() > y.betaSlow(), name + ".yarn.betaFast",
+                    "a finite value > betaSlow = " + y.betaSlow(), y.betaFast());
+            check(Double.isFinite(y.attentionFactor()) && y.attentionFactor() > 0, name + ".yarn.attentionFactor",
+                    "a finite positive value", y.attentionFactor());
         }
     }
 

@@ -108,14 +108,37 @@ class ReferenceRotaryTest {
         return y;
     }
 
+    @Test
+    void yarnKeepsHighDividesLowRampsTheMiddleAndScales() {
+        // r = 8, theta 10000, factor 4, 1000 original positions, betaFast 32, betaSlow 1, by hand:
+        // dim(n) = 8 ln(1000 / (2π n)) / (2 ln 10000): low = dim(32) = 0.696670153321979,
+        // high = dim(1) = 2.2018201316418846; ramp_i = clamp((i - low) / (high - low), 0, 1) =
+        // 0, 0.20152798793951884, 0.8659136069169915, 1; invFreq_i = 10000^(-i/4) · (ramp/4 + 1 - ramp)
+        // = 1, 0.0848854009045361, 0.0035056479481225633, 0.00025; attention factor 0.1 ln 4 + 1.
+        RotaryEmbedding rope = RotaryEmbedding.of(8, 10_000).yarnScaling(4, 1000, 32, 1, false);
+        double[] invFreq = {1, 0.0848854009045361, 0.0035056479481225633, 0.00025};
+        double m = 1.138629436111989;
+        int p = 37;
+        for (int i = 0; i < 4; i++) {
+            float[] e = new float[8];
+            e[i] = 1;
+            float[] y = ReferenceAttention.rotary(Tensor.of(e, 1, 1, 1, 8), new int[][] {{p}}, rope).toArray();
+            double a = p * invFreq[i];
+            assertEquals(m * Math.cos(a), y[i], 1e-7, "pair " + i + " cos");
+            assertEquals(m * Math.sin(a), y[i + 4], 1e-7, "pair " + i + " sin");
+        }
+    }
+
     private static RotaryEmbedding anyRope(SplittableRandom r, int d) {
         int rotaryDim = 2 * (1 + r.nextInt(d / 2));
         RotaryEmbedding rope = RotaryEmbedding.of(rotaryDim, r.nextDouble(2, 1e6));
         rope = r.nextBoolean() ? rope.interleaved() : rope;
-        return switch (r.nextInt(3)) {
+        return switch (r.nextInt(4)) {
             case 0 -> rope;
             case 1 -> rope.linearScaling(r.nextDouble(0.5, 8));
-            default -> rope.llama3Scaling(r.nextDouble(1, 16), 1, 4, 1 + r.nextInt(10_000));
+            case 2 -> rope.llama3Scaling(r.nextDouble(1, 16), 1, 4, 1 + r.nextInt(10_000));
+            default -> rope.yarnScaling(r.nextDouble(0.5, 40), 1 + r.nextInt(10_000), r.nextDouble(2, 64), r.nextDouble(0.5, 2),
+                    r.nextBoolean());
         };
     }
 
@@ -131,9 +154,11 @@ class ReferenceRotaryTest {
             }
             float[] y = rotate(rope, r.nextInt(100_000), x);
             int half = rope.rotaryDim() / 2;
+            // YaRN also multiplies each rotated pair by its attention factor
+            double m = rope.yarn() == null ? 1 : rope.yarn().attentionFactor();
             for (int i = 0; i < half; i++) {
                 int a = rope.isInterleaved() ? 2 * i : i, b = rope.isInterleaved() ? 2 * i + 1 : i + half;
-                assertEquals(x[a] * x[a] + x[b] * x[b], y[a] * y[a] + y[b] * y[b], 1e-5, "pair " + i + " of " + rope);
+                assertEquals(m * m * (x[a] * x[a] + x[b] * x[b]), y[a] * y[a] + y[b] * y[b], 1e-5, "pair " + i + " of " + rope);
             }
             for (int c = rope.rotaryDim(); c < d; c++) {
                 assertEquals(x[c], y[c], 0f, "tail dim " + c);

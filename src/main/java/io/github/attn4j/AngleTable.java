@@ -1,0 +1,94 @@
+package io.github.attn4j;
+
+import java.util.Arrays;
+
+/**
+ * The cos and sin of every pair's angle at each distinct position of one call, rows of
+ * {@code rotaryDim / 2} floats. When the positions span at most as many values as there are
+ * tokens (prefill {@code 0..L-1} in every batch row, decoding steps close together), the rows
+ * cover that span and are indexed by {@code p - min}; otherwise one row per distinct position,
+ * found by binary search. Also the rotation of one head's pairs by a row of it, for
+ * {@link RotaryEmbedding}.
+ */
+final class AngleTable {
+    final float[] cos;
+    final float[] sin;
+    private final int min;
+    /** The sorted distinct positions, or null when rows are indexed by {@code p - min}. */
+    private final int[] distinct;
+
+    /**
+     * The table for {@code positions [batch][length]}, pairs turning by {@code invFreq} per
+     * position over {@code linearFactor}, cosines and sines multiplied by {@code magnitude}.
+     */
+    AngleTable(int[][] positions, int batch, int length, double[] invFreq, double linearFactor, double magnitude) {
+        int lo = Integer.MAX_VALUE, hi = Integer.MIN_VALUE;
+        for (int b = 0; b < batch; b++) {
+            for (int t = 0; t < length; t++) {
+                int p = positions[b][t];
+                lo = Math.min(lo, p);
+                hi = Math.max(hi, p);
+            }
+        }
+        long tokens = (long) batch * length;
+        int rows;
+        if ((long) hi - lo + 1 <= tokens) {
+            distinct = null;
+            rows = hi - lo + 1;
+        } else {
+            int[] all = new int[Math.toIntExact(tokens)];
+            for (int b = 0, n = 0; b < batch; b++, n += length) {
+                System.arraycopy(positions[b], 0, all, n, length);
+            }
+            Arrays.sort(all);
+            int n = 0;
+            for (int i = 0; i < all.length; i++) {
+                if (i == 0 || all[i] != all[i - 1]) {
+                    all[n++] = all[i];
+                }
+            }
+            distinct = Arrays.copyOf(all, n);
+            rows = n;
+        }
+        min = lo;
+        int half = invFreq.length;
+        int size = Math.multiplyExact(rows, half);
+        cos = new float[size];
+        sin = new float[size];
+        for (int r = 0; r < rows; r++) {
+            int p = distinct == null ? lo + r : distinct[r];
+            double scaled = p / linearFactor;
+            for (int i = 0, k = r * half; i < half; i++, k++) {
+                double a = scaled * invFreq[i];
+                cos[k] = (float) (magnitude * Math.cos(a));
+                sin[k] = (float) (magnitude * Math.sin(a));
+            }
+        }
+    }
+
+    /** The table row of position {@code p}, one of the positions the table was built for. */
+    int row(int p) {
+        return distinct == null ? p - min : Arrays.binarySearch(distinct, p);
+    }
+
+    /** {@code (x, y) ← (x c − y s, y c + x s)} for the pairs {@code (j, j + half)}. */
+    static void rotateHalf(float[] v, int base, float[] cos, float[] sin, int row, int half) {
+        for (int j = 0; j < half; j++) {
+            float x = v[base + j], y = v[base + half + j];
+            float c = cos[row + j], s = sin[row + j];
+            v[base + j] = Math.fma(x, c, -(y * s));
+            v[base + half + j] = Math.fma(y, c, x * s);
+        }
+    }
+
+    /** {@code (x, y) ← (x c − y s, y c + x s)} for the pairs {@code (2j, 2j + 1)}. */
+    static void rotateInterleaved(float[] v, int base, float[] cos, float[] sin, int row, int half) {
+        for (int j = 0; j < half; j++) {
+            int i = base + 2 * j;
+            float x = v[i], y = v[i + 1];
+            float c = cos[row + j], s = sin[row + j];
+            v[i] = Math.fma(x, c, -(y * s));
+            v[i + 1] = Math.fma(y, c, x * s);
+        }
+    }
+}
