@@ -39,8 +39,8 @@ import java.util.Objects;
  * multiplied.
  *
  * <p><b>Rounding.</b> Each angle is computed in double, its cosine and sine in double (times the
- * YaRN attention factor, if any), each rounded to float once; one table row per distinct position is computed per call and shared by every
- * batch row and head. The rotation is float arithmetic: {@code x' = fma(x, cos, −(y·sin))},
+ * YaRN attention factor, if any), each rounded to float once; one table row per distinct position
+ * is computed per call and shared by every batch row and head. The rotation is float arithmetic: {@code x' = fma(x, cos, −(y·sin))},
  * {@code y' = fma(y, cos, x·sin)}, two roundings per output, so each output is within about
  * {@code 3·2⁻²⁴·(|x| + |y|)} of the exact rotation.
  */
