@@ -42,6 +42,9 @@ import java.util.SplittableRandom;
  *   <li>{@code decode:precision:length:threads}: {@link CachePrecisionBenchmark}'s decode step
  *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}).</li>
  * </ul>
+ * A workload {@code a|b} runs {@code a} on A and {@code b} on B: with the same jar twice, two
+ * settings of one build, such as {@code 'sdpa:64:512:none:1|sdpa:64:512:none:2'} for the gain
+ * of a second thread (the printed B/A is then the time ratio, its inverse the speed-up).
  */
 public final class SideBySide {
     private SideBySide() {
@@ -66,14 +69,16 @@ public final class SideBySide {
         System.out.printf("A = %s, B = %s; median ms per call over slices of %s ms%n", args[0], args[1], args[3]);
         for (int w = 4; w < args.length; w++) {
             String spec = args[w];
+            // "a|b": workload a on build A, b on build B (one jar twice: two settings of one build)
+            String[] specs = spec.contains("|") ? spec.split("\\|", 2) : new String[] {spec, spec};
             List<List<Double>> times = List.of(new ArrayList<>(), new ArrayList<>());
             for (int i = 0; i < 4; i++) {
-                run[i % 2].invoke(null, spec, slice);
+                run[i % 2].invoke(null, specs[i % 2], slice);
             }
             long end = System.nanoTime() + (long) (seconds * 1e9);
             for (int i = 0; System.nanoTime() < end; i++) {
                 int which = (i + 1) / 2 % 2;     // A B B A A B B A ...
-                times.get(which).add((Double) run[which].invoke(null, spec, slice));
+                times.get(which).add((Double) run[which].invoke(null, specs[which], slice));
             }
             double[] median = new double[2];
             for (int k = 0; k < 2; k++) {
