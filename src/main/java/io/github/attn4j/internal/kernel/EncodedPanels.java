@@ -67,9 +67,6 @@ abstract class EncodedPanels extends KeyValueSource {
      */
     abstract void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o);
 
-    /** Whether stored value {@code j} decodes to a NaN or an infinity somewhere. */
-    abstract boolean valueRowNonFinite(int j);
-
     /** Bytes of the subclass's arrays. */
     abstract long arrayBytes();
 
@@ -169,12 +166,8 @@ abstract class EncodedPanels extends KeyValueSource {
     @Override
     public final void truncate(int newLength) {
         keys = newLength;
-        int tile = newLength / AttentionKernel.BK;
-        Arrays.fill(nonFiniteTiles, tile, nonFiniteTiles.length, false);
+        cutValueFlags(nonFiniteTiles, newLength);
         Arrays.fill(nonFiniteKeyTiles, flagCount(newLength), nonFiniteKeyTiles.length, false);
-        for (int j = tile * AttentionKernel.BK; j < keys; j++) {
-            nonFiniteTiles[tile] |= valueRowNonFinite(j);
-        }
     }
 
     @Override

@@ -93,16 +93,17 @@ public final class KeyValuePanels extends KeyValueSource {
     @Override
     public void truncate(int newLength) {
         keys = newLength;
-        // Tiles below the cut keep their flags; the cut tile is rescanned, later ones cleared.
-        int tile = newLength / AttentionKernel.BK;
-        Arrays.fill(nonFiniteTiles, tile, nonFiniteTiles.length, false);
-        for (int j = tile * AttentionKernel.BK; j < keys; j++) {
-            for (int c0 = 0; c0 < dv; c0 += NR) {
-                if (Kernels.ROWS.anyNonFinite(valuePanels, valueIndex(j, c0), Math.min(NR, dv - c0))) {
-                    nonFiniteTiles[tile] = true;
-                }
+        cutValueFlags(nonFiniteTiles, newLength);
+    }
+
+    @Override
+    boolean valueRowNonFinite(int j) {
+        for (int c0 = 0; c0 < dv; c0 += NR) {
+            if (Kernels.ROWS.anyNonFinite(valuePanels, valueIndex(j, c0), Math.min(NR, dv - c0))) {
+                return true;
             }
         }
+        return false;
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.github.attn4j.internal.kernel;
 
+import java.util.Arrays;
+
 /**
  * The keys and values of one (batch row, key/value head) as the attention tile kernel reads them:
  * a tile of keys in the micro-kernel's B layout for the scores {@code Q Kᵀ}, a tile of values in
@@ -95,6 +97,21 @@ public abstract class KeyValueSource {
     static int flagCount(int capacity) {
         return (capacity + AttentionKernel.BK - 1) / AttentionKernel.BK;
     }
+
+    /**
+     * The value flags after a cut to {@code newLength} keys: tiles past the cut are cleared, and the
+     * tile the cut falls in is rescanned over the keys it keeps.
+     */
+    final void cutValueFlags(boolean[] flags, int newLength) {
+        int tile = newLength / AttentionKernel.BK;
+        Arrays.fill(flags, tile, flags.length, false);
+        for (int j = tile * AttentionKernel.BK; j < newLength; j++) {
+            flags[tile] |= valueRowNonFinite(j);
+        }
+    }
+
+    /** Whether stored value {@code j} holds (or decodes to) a NaN or an infinity somewhere. */
+    abstract boolean valueRowNonFinite(int j);
 
     /** Whether a flag of a tile holding a key in {@code [j0, j1)} is set. */
     static boolean anyFlagged(boolean[] flags, int j0, int j1) {
