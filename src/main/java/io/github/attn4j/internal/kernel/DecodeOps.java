@@ -2,17 +2,18 @@ package io.github.attn4j.internal.kernel;
 
 /**
  * The loops that widen a narrow cache's stored keys and values to float32, one tile at a time,
- * and the products that widen them inside the micro-kernel's loop instead.
+ * and a decode step's products, which widen them inside the micro-kernel's loop instead (and,
+ * for float32 panels, {@link #floatProduct}, which has only the step's rows).
  * {@link Kernels#DECODE} is the implementation chosen at startup ({@link VectorDecodeOps} or
  * {@link ScalarDecodeOps}). Each output element is one exactly specified operation on its stored
  * bits (integer moves, at most one float multiplication), so every path gives the same bits.
  *
  * <p>The INT8 loops work on rows of {@link Kernels#NR} elements, the width of a packed panel.
  *
- * <p>The products ({@link #halfProduct}, {@link #int8Keys}, {@link #int8Values}) are the
- * micro-kernel's {@code C = A · B} over {@code panels} column panels of a narrow B, for at most
- * {@link #PRODUCT_ROWS} rows of a row-major A read in place, as {@link MicroKernel#blocks} reads
- * it: element {@code (i, p)} at {@code a[aOff + i * lda + p]}, nothing read past row
+ * <p>The products ({@link #floatProduct}, {@link #halfProduct}, {@link #int8Keys},
+ * {@link #int8Values}) are the micro-kernel's {@code C = A · B} over {@code panels} column panels
+ * of B, float32 or narrow, for at most {@link #PRODUCT_ROWS} rows of a row-major A, as
+ * {@link MicroKernel#blocks} reads it: element {@code (i, p)} at {@code a[aOff + i * lda + p]}, nothing read past row
  * {@code mr - 1}. Panel {@code t}'s B row {@code p} is NR stored values at
  * {@code b[bOff + t * bStride + p * NR]}, widened as the loops above widen them, and C columns
  * {@code [t·NR, t·NR + NR)} receive it, all NR wide but the last, which is {@code lastNr} wide;
@@ -42,6 +43,13 @@ interface DecodeOps {
 
     /** Rows of A the products take: a decode step's query rows per key/value head under grouped-query attention. */
     int PRODUCT_ROWS = 4;
+
+    /**
+     * The product over float32 B panels: {@link MicroKernel#blocks} for at most
+     * {@link #PRODUCT_ROWS} rows, without the micro-kernel's rows past them.
+     */
+    void floatProduct(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
+                      float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
 
     /**
      * The product over F16 (or, when {@code bf16}, BF16) B panels. When {@code finite} is set,

@@ -12,8 +12,7 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * scratch in exactly the float32 panel layout, so the tile kernel reads it as it reads float32
  * panels, and gets the same bits as from float32 panels holding the decoded values. Products for
  * at most {@link DecodeOps#PRODUCT_ROWS} query rows (a decode step) skip the decoded tile: the
- * {@link DecodeOps} products widen the stored panels as they read them and read the row-major
- * query rows and softmax weights in place, with no copy ({@link #keyProduct},
+ * {@link DecodeOps} products widen the stored panels as they read them ({@link #keyProduct},
  * {@link #valueProduct}), with the same bits.
  *
  * <p>This class keeps the length, the growth and the per-tile flags of value rows holding NaN
@@ -111,26 +110,15 @@ abstract class EncodedPanels extends KeyValueSource {
     }
 
     @Override
-    final void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
-        if (rows > DecodeOps.PRODUCT_ROWS) {
-            super.scores(qs, rows, j0, nk, blockKeys, s, tile);
-        } else if (blockKeys[0] > 0) {
-            // One block of at most PRODUCT_ROWS rows: the products read the row-major query tile in place.
-            int panels = (blockKeys[0] + NR - 1) / NR;
-            keyProduct(qs, 0, d, rows, j0 / NR, panels, blockKeys[0] - (panels - 1) * NR, s, AttentionKernel.BK,
-                    !anyFlagged(nonFiniteKeyTiles, j0, j0 + nk));
-        }
+    final void stepScores(float[] qs, int rows, int j0, int nk, int n, float[] s, Tile tile) {
+        int panels = (n + NR - 1) / NR;
+        keyProduct(qs, 0, d, rows, j0 / NR, panels, n - (panels - 1) * NR, s, AttentionKernel.BK,
+                !anyFlagged(nonFiniteKeyTiles, j0, j0 + nk));
     }
 
     @Override
-    final void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
-        int kc = blockKeys == null ? nk : blockKeys[0];
-        if (rows > DecodeOps.PRODUCT_ROWS) {
-            super.multiplyValues(p, pOff, ldp, rows, j0, nk, blockKeys, o, tile);
-        } else if (kc > 0) {
-            // The products read the weight rows in place, with no decoded tile.
-            valueProduct(p, pOff, ldp, rows, j0, kc, o);
-        }
+    final void stepValues(float[] p, int pOff, int ldp, int rows, int j0, int kc, float[] o, Tile tile) {
+        valueProduct(p, pOff, ldp, rows, j0, kc, o);
     }
 
     @Override

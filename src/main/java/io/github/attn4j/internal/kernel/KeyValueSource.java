@@ -175,10 +175,16 @@ public abstract class KeyValueSource {
      * against keys {@code [j0, j0 + nk)}: for each MR-row block {@code ir}, up to
      * {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK), through
      * {@link MicroKernel#blocks} (one call per block sweeps all its key panels) on the tile
-     * {@link #keys} points {@code tile} at. A narrow source may compute the same products without
-     * the decoded tile.
+     * {@link #keys} points {@code tile} at; at most {@link DecodeOps#PRODUCT_ROWS} rows (a decode
+     * step) through {@link #stepScores} instead.
      */
-    void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
+    final void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
+        if (rows <= DecodeOps.PRODUCT_ROWS) {
+            if (blockKeys[0] > 0) {
+                stepScores(qs, rows, j0, nk, blockKeys[0], s, tile);
+            }
+            return;
+        }
         keys(j0, nk, tile);
         for (int ir = 0; ir < rows; ir += Kernels.MR) {
             int n = blockKeys[ir / Kernels.MR];
@@ -196,11 +202,18 @@ public abstract class KeyValueSource {
      * {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}, weights at
      * {@code p[pOff + r * ldp + j]}; when {@code blockKeys} is not null, MR-row block {@code ir}
      * stops after {@code blockKeys[ir / MR]} keys. Through the micro-kernel on the tile
-     * {@link #values} points {@code tile} at; a narrow source may compute the same products
-     * without the decoded tile. The caller leaves out tiles with non-finite values
+     * {@link #values} points {@code tile} at; at most {@link DecodeOps#PRODUCT_ROWS} rows through
+     * {@link #stepValues} instead. The caller leaves out tiles with non-finite values
      * ({@link #hasNonFiniteValues}).
      */
-    void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
+    final void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
+        if (rows <= DecodeOps.PRODUCT_ROWS) {
+            int kc = blockKeys == null ? nk : blockKeys[0];
+            if (kc > 0) {
+                stepValues(p, pOff, ldp, rows, j0, kc, o, tile);
+            }
+            return;
+        }
         values(j0, nk, tile);
         for (int ir = 0; ir < rows; ir += Kernels.MR) {
             int kc = blockKeys == null ? nk : blockKeys[ir / Kernels.MR];
@@ -209,6 +222,35 @@ public abstract class KeyValueSource {
                         o, ir * dvPad, dvPad, Math.min(Kernels.MR, rows - ir), Kernels.NR, true);
             }
         }
+    }
+
+    /**
+     * A decode step's scores: at most {@link DecodeOps#PRODUCT_ROWS} query rows ({@code qs}
+     * row-major, read in place) against the first {@code n} of keys {@code [j0, j0 + nk)}, into
+     * {@code s} (row stride BK), through {@link DecodeOps#floatProduct} on the tile {@link #keys}
+     * points {@code tile} at. A narrow source computes the same product from its stored panels,
+     * with no decoded tile. Its 4-row block has no rows past the query's (the micro-kernel has
+     * six), and, as on every {@link DecodeOps} product, A is read by depth: in a plain harness
+     * the float32 product ran about 1.5 times as fast as the micro-kernel (see
+     * {@link VectorDecodeOps}).
+     */
+    void stepScores(float[] qs, int rows, int j0, int nk, int n, float[] s, Tile tile) {
+        keys(j0, nk, tile);
+        int panels = (n + Kernels.NR - 1) / Kernels.NR;
+        Kernels.DECODE.floatProduct(d, qs, 0, d, tile.data, tile.offset, Kernels.NR * d, panels, s, 0, AttentionKernel.BK, rows,
+                n - (panels - 1) * Kernels.NR, false);
+    }
+
+    /**
+     * A decode step's {@code o[rows x dvPad] += p[rows x kc] · values[j0, j0 + kc)} for at most
+     * {@link DecodeOps#PRODUCT_ROWS} weight rows (read in place), through
+     * {@link DecodeOps#floatProduct} on the tile {@link #values} points {@code tile} at; a narrow
+     * source computes it from its stored panels.
+     */
+    void stepValues(float[] p, int pOff, int ldp, int rows, int j0, int kc, float[] o, Tile tile) {
+        values(j0, kc, tile);
+        Kernels.DECODE.floatProduct(kc, p, pOff, ldp, tile.data, tile.offset, tile.stride, dvPad / Kernels.NR, o, 0, dvPad, rows,
+                Kernels.NR, true);
     }
 
     /** Whether a value row of a key in {@code [j0, j1)} holds NaN or an infinity. */

@@ -39,6 +39,23 @@ final class ScalarDecodeOps implements DecodeOps {
     }
 
     @Override
+    public void floatProduct(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
+                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        for (int t = 0; t < panels; t++) {
+            int nr = t == panels - 1 ? lastNr : NR;
+            for (int i = 0; i < mr; i++) {
+                for (int j = 0; j < nr; j++) {
+                    float acc = 0f;
+                    for (int p = 0; p < kc; p++) {
+                        acc = Math.fma(a[aOff + i * lda + p], b[bOff + t * bStride + p * NR + j], acc);
+                    }
+                    add(c, cOff + i * ldc + t * NR + j, acc, accumulate);
+                }
+            }
+        }
+    }
+
+    @Override
     public void halfProduct(boolean bf16, boolean finite, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
         for (int t = 0; t < panels; t++) {

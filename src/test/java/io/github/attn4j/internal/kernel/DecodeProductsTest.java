@@ -15,8 +15,8 @@ import static org.quicktheories.generators.SourceDSL.longs;
 
 /**
  * The {@link DecodeOps} products give, bit for bit, what the float32 micro-kernel
- * ({@link Kernels#MICRO}'s {@link MicroKernel#block}) gives on panels decoded by the scalar
- * decode loops, on the active path and on the scalar one, for every edge of the block: any
+ * ({@link Kernels#MICRO}'s {@link MicroKernel#block}) gives on the same float32 panels or on
+ * panels decoded by the scalar decode loops, on the active path and on the scalar one, for every edge of the block: any
  * depth, 1 to {@link DecodeOps#PRODUCT_ROWS} rows of a row-major A with any leading dimension
  * (the gap past each row and the rows past them hold NaN and must not reach C), a narrow last
  * panel, with and without accumulation, F16 and BF16 bits of every kind (NaN, infinities,
@@ -69,6 +69,32 @@ class DecodeProductsTest {
         for (int i = 0; i < expected.length; i++) {
             assertEquals(Float.floatToIntBits(expected[i]), Float.floatToIntBits(actual[i]), what + " at " + i);
         }
+    }
+
+    @Test
+    void floatProductEqualsTheMicroKernel() {
+        float[] special = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, -0f, Float.MIN_VALUE};
+        qt().withExamples(300).forAll(integers().between(1, 140), integers().between(0, 1), longs().all()).checkAssert((kc, mode, seed) -> {
+            SplittableRandom random = new SplittableRandom(seed);
+            Shape shape = Shape.of(random, kc, mode == 1);
+            float[] b = new float[shape.bLength()];
+            for (int i = 0; i < b.length; i++) {
+                b[i] = random.nextInt(50) == 0 ? special[random.nextInt(special.length)] : RandomTensors.uniformValue(random);
+            }
+            float[] a = shape.a(random);
+            float[] expected = shape.c(random);
+            float[] actual = expected.clone(), scalar = expected.clone();
+            for (int t = 0; t < shape.panels(); t++) {
+                float[] panel = Arrays.copyOfRange(b, shape.bOff() + t * shape.bStride(), shape.bOff() + t * shape.bStride() + kc * NR);
+                shape.micro(a, panel, t, expected, true);
+            }
+            Kernels.DECODE.floatProduct(kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(),
+                    actual, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
+            SCALAR.floatProduct(kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(),
+                    scalar, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
+            assertSameBits(expected, actual, "float " + shape);
+            assertSameBits(expected, scalar, "scalar float " + shape);
+        });
     }
 
     @Test
