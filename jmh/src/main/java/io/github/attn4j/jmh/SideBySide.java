@@ -40,7 +40,9 @@ import java.util.SplittableRandom;
  *       width hd, L queries and keys, mask {@code none}, {@code causal} or {@code padding} (as in the benchmarks);</li>
  *   <li>{@code mha:B:L:E:H:mask:threads}: {@code MultiHeadAttention.forward(x, mask, out)};</li>
  *   <li>{@code decode:precision:length:threads}: {@link CachePrecisionBenchmark}'s decode step
- *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}).</li>
+ *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}); with a fifth field,
+ *       {@code decode:precision:length:threads:kvHeads}, over that many key/value heads (32:
+ *       plain multi-head attention, one query row per key/value head).</li>
  * </ul>
  * A workload {@code a|b} runs {@code a} on A and {@code b} on B: with the same jar twice, two
  * settings of one build, such as {@code 'sdpa:64:512:none:1|sdpa:64:512:none:2'} for the gain
@@ -137,12 +139,15 @@ public final class SideBySide {
                     return () -> sink = module.forward(x, mask, out);
                 }
                 case "decode" -> {
-                    check(spec, p, 4);
+                    if (p.length != 5) {
+                        check(spec, p, 4);
+                    }
                     int length = Integer.parseInt(p[2]);
-                    MultiHeadAttention module = MultiHeadAttention.builder(64, 32).headDim(128).kvHeads(8).seed(1)
+                    int kvHeads = p.length == 5 ? Integer.parseInt(p[4]) : 8;
+                    MultiHeadAttention module = MultiHeadAttention.builder(64, 32).headDim(128).kvHeads(kvHeads).seed(1)
                             .threads(Integer.parseInt(p[3])).build();
                     KvCache cache = module.newKvCache(1, length + 1, Precision.valueOf(p[1]));
-                    cache.append(Inputs.uniform(random, 1, 8, length, 128), Inputs.uniform(random, 1, 8, length, 128));
+                    cache.append(Inputs.uniform(random, 1, kvHeads, length, 128), Inputs.uniform(random, 1, kvHeads, length, 128));
                     Tensor token = Inputs.uniform(random, 1, 1, 64);
                     return () -> {
                         cache.truncate(length);
