@@ -117,12 +117,12 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     /** The first L of the NR bytes at {@code src[at]} as floats. */
-    private static FloatVector low(byte[] src, int at) {
+    static FloatVector low(byte[] src, int at) {
         return (FloatVector) ByteVector.fromArray(B, src, at).convertShape(VectorOperators.B2F, S, 0);
     }
 
     /** The last L of the NR bytes at {@code src[at]} as floats. */
-    private static FloatVector high(byte[] src, int at) {
+    static FloatVector high(byte[] src, int at) {
         return (FloatVector) ByteVector.fromArray(B, src, HALF_ROWS ? at + L : at).convertShape(VectorOperators.B2F, S, HALF_ROWS ? 0 : 1);
     }
 
@@ -175,6 +175,10 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void floatProduct(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
                              float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        if (singleRow(mr, panels, lastNr)) {
+            VectorDecodeRow.floats(kc, a, aOff, b, bOff, bStride, panels / 4, c, cOff, accumulate);
+            return;
+        }
         Scratch scratch = SCRATCH.get();
         float[] block = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
@@ -217,6 +221,10 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void halfProduct(boolean bf16, boolean finite, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        if (bf16 && singleRow(mr, panels, lastNr)) {
+            VectorDecodeRow.bf16(kc, a, aOff, b, bOff, bStride, panels / 4, c, cOff, accumulate);
+            return;
+        }
         Scratch scratch = SCRATCH.get();
         float[] block = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
@@ -259,6 +267,10 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
+        if (singleRow(mr, panels, lastNr)) {
+            VectorDecodeRow.int8Keys(kc, a, aOff, b, bOff, bStride, panels / 4, scales, sOff, sPanel, block, c, cOff);
+            return;
+        }
         Scratch scratch = SCRATCH.get();
         float[] out = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
@@ -306,6 +318,10 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void int8Values(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                            float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr) {
+        if (singleRow(mr, panels, NR)) {
+            VectorDecodeRow.int8Values(kc, a, aOff, b, bOff, bStride, panels / 4, scales, sOff, sRow, block, c, cOff);
+            return;
+        }
         Scratch scratch = SCRATCH.get();
         float[] out = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
@@ -345,6 +361,11 @@ final class VectorDecodeOps implements DecodeOps {
             c31.intoArray(out, 3 * NR + L);
             store(out, c, cOff + t * NR, ldc, mr, NR, true);
         }
+    }
+
+    /** Whether a product goes to {@link VectorDecodeRow}: one row of A over whole groups of four full panels. */
+    private static boolean singleRow(int mr, int panels, int lastNr) {
+        return mr == 1 && panels % 4 == 0 && lastNr == NR;
     }
 
     /** Writes (or adds, when {@code accumulate}) the {@code mr x nr} corner of a register block stored row by row, NR apart, into C. */
