@@ -225,6 +225,10 @@ final class VectorDecodeOps implements DecodeOps {
             VectorDecodeRow.bf16(kc, a, aOff, b, bOff, bStride, panels / 4, c, cOff, accumulate);
             return;
         }
+        if (!bf16 && finite && singleRow(mr, panels, lastNr)) {
+            VectorDecodeRow.finiteF16(kc, a, aOff, b, bOff, bStride, panels / 2, c, cOff, accumulate);
+            return;
+        }
         Scratch scratch = SCRATCH.get();
         float[] block = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
