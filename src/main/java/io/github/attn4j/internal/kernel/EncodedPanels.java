@@ -53,18 +53,19 @@ abstract class EncodedPanels extends KeyValueSource {
     /**
      * Scores of at most {@link DecodeOps#PRODUCT_ROWS} query rows (row-major in {@code q}, row
      * {@code i} at {@code q[qOff + i * ldq]}, read in place) against key panels
-     * {@code [p0, p0 + panels)}, the last {@code lastNr} keys wide, into {@code s} (row stride
-     * {@code lds}): a {@link DecodeOps} product. {@code finite}: no key of these panels holds an
+     * {@code [p0, p0 + panels)}, the last {@code lastNr} keys wide, into {@code s} from
+     * {@code sOff} (row stride {@code lds}): a {@link DecodeOps} product. {@code finite}: no key of these panels holds an
      * infinity or NaN.
      */
-    abstract void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds, boolean finite);
+    abstract void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int sOff, int lds,
+                             boolean finite);
 
     /**
-     * {@code o[rows x dvPad] += a · values[j0, j0 + kc)} for at most
+     * {@code o[oOff .., rows x dvPad] += a · values[j0, j0 + kc)} for at most
      * {@link DecodeOps#PRODUCT_ROWS} weight rows (row-major in {@code a}, row {@code i} at
      * {@code a[aOff + i * lda]}, read in place): a {@link DecodeOps} product.
      */
-    abstract void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o);
+    abstract void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o, int oOff);
 
     /** Bytes of the subclass's arrays. */
     abstract long arrayBytes();
@@ -110,15 +111,15 @@ abstract class EncodedPanels extends KeyValueSource {
     }
 
     @Override
-    final void stepScores(float[] qs, int rows, int j0, int nk, int n, float[] s, Tile tile) {
+    final void stepScores(float[] qs, int qOff, int rows, int j0, int nk, int n, float[] s, int sOff, Tile tile) {
         int panels = (n + NR - 1) / NR;
-        keyProduct(qs, 0, d, rows, j0 / NR, panels, n - (panels - 1) * NR, s, AttentionKernel.BK,
+        keyProduct(qs, qOff, d, rows, j0 / NR, panels, n - (panels - 1) * NR, s, sOff, AttentionKernel.BK,
                 !anyFlagged(nonFiniteKeyTiles, j0, j0 + nk));
     }
 
     @Override
-    final void stepValues(float[] p, int pOff, int ldp, int rows, int j0, int kc, float[] o, Tile tile) {
-        valueProduct(p, pOff, ldp, rows, j0, kc, o);
+    final void stepValues(float[] p, int pOff, int ldp, int rows, int j0, int kc, float[] o, int oOff, Tile tile) {
+        valueProduct(p, pOff, ldp, rows, j0, kc, o, oOff);
     }
 
     @Override

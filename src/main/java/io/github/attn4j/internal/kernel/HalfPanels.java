@@ -90,14 +90,16 @@ public final class HalfPanels extends EncodedPanels {
     }
 
     @Override
-    void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds, boolean finite) {
-        Kernels.DECODE.halfProduct(bf16, finite, d, q, qOff, ldq, keyData, p0 * NR * d, NR * d, panels, s, 0, lds, rows, lastNr, false);
+    void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int sOff, int lds,
+                    boolean finite) {
+        Kernels.DECODE.halfProduct(bf16, finite, d, q, qOff, ldq, keyData, p0 * NR * d, NR * d, panels, s, sOff, lds, rows, lastNr, false);
     }
 
     @Override
-    void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o) {
+    void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o, int oOff) {
         // Value tiles holding an infinity or NaN never come here (hasNonFiniteValues).
-        Kernels.DECODE.halfProduct(bf16, true, kc, a, aOff, lda, valueData, valueIndex(j0, 0), VALUE_PANEL, dvPad / NR, o, 0, dvPad, rows, NR, true);
+        Kernels.DECODE.halfProduct(bf16, true, kc, a, aOff, lda, valueData, valueIndex(j0, 0), VALUE_PANEL, dvPad / NR, o, oOff,
+                dvPad, rows, NR, true);
     }
 
     private void decode(short[] src, int off, float[] dst, int dOff, int n) {

@@ -131,15 +131,16 @@ public final class Int8Panels extends EncodedPanels {
     }
 
     @Override
-    void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int lds, boolean finite) {
+    void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int sOff, int lds,
+                    boolean finite) {
         Kernels.DECODE.int8Keys(d, q, qOff, ldq, keyData, p0 * NR * d, NR * d, panels, keyScales, p0 * keyBlocks * NR, keyBlocks * NR,
-                block, s, 0, lds, rows, lastNr);
+                block, s, sOff, lds, rows, lastNr);
     }
 
     @Override
-    void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o) {
+    void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o, int oOff) {
         Kernels.DECODE.int8Values(kc, a, aOff, lda, valueData, valueIndex(j0, 0), VALUE_PANEL, dvPad / NR, valueScales, j0 * valueBlocks,
-                valueBlocks, block, o, 0, dvPad, rows);
+                valueBlocks, block, o, oOff, dvPad, rows);
     }
 
     @Override

@@ -179,9 +179,10 @@ public abstract class KeyValueSource {
      * step) through {@link #stepScores} instead.
      */
     final void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
-        if (rows <= DecodeOps.PRODUCT_ROWS) {
-            if (blockKeys[0] > 0) {
-                stepScores(qs, rows, j0, nk, blockKeys[0], s, tile);
+        if (stepRows(rows)) {
+            int n = stepKeys(rows, blockKeys);
+            for (int r0 = 0; r0 < rows && n > 0; r0 += DecodeOps.PRODUCT_ROWS) {
+                stepScores(qs, r0 * d, Math.min(DecodeOps.PRODUCT_ROWS, rows - r0), j0, nk, n, s, r0 * AttentionKernel.BK, tile);
             }
             return;
         }
@@ -207,10 +208,10 @@ public abstract class KeyValueSource {
      * ({@link #hasNonFiniteValues}).
      */
     final void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
-        if (rows <= DecodeOps.PRODUCT_ROWS) {
-            int kc = blockKeys == null ? nk : blockKeys[0];
-            if (kc > 0) {
-                stepValues(p, pOff, ldp, rows, j0, kc, o, tile);
+        if (stepRows(rows)) {
+            int kc = blockKeys == null ? nk : stepKeys(rows, blockKeys);
+            for (int r0 = 0; r0 < rows && kc > 0; r0 += DecodeOps.PRODUCT_ROWS) {
+                stepValues(p, pOff + r0 * ldp, ldp, Math.min(DecodeOps.PRODUCT_ROWS, rows - r0), j0, kc, o, r0 * dvPad, tile);
             }
             return;
         }
@@ -234,10 +235,10 @@ public abstract class KeyValueSource {
      * the float32 product ran about 1.5 times as fast as the micro-kernel (see
      * {@link VectorDecodeOps}).
      */
-    void stepScores(float[] qs, int rows, int j0, int nk, int n, float[] s, Tile tile) {
+    void stepScores(float[] qs, int qOff, int rows, int j0, int nk, int n, float[] s, int sOff, Tile tile) {
         keys(j0, nk, tile);
         int panels = (n + Kernels.NR - 1) / Kernels.NR;
-        Kernels.DECODE.floatProduct(d, qs, 0, d, tile.data, tile.offset, Kernels.NR * d, panels, s, 0, AttentionKernel.BK, rows,
+        Kernels.DECODE.floatProduct(d, qs, qOff, d, tile.data, tile.offset, Kernels.NR * d, panels, s, sOff, AttentionKernel.BK, rows,
                 n - (panels - 1) * Kernels.NR, false);
     }
 
@@ -247,10 +248,34 @@ public abstract class KeyValueSource {
      * {@link DecodeOps#floatProduct} on the tile {@link #values} points {@code tile} at; a narrow
      * source computes it from its stored panels.
      */
-    void stepValues(float[] p, int pOff, int ldp, int rows, int j0, int kc, float[] o, Tile tile) {
+    void stepValues(float[] p, int pOff, int ldp, int rows, int j0, int kc, float[] o, int oOff, Tile tile) {
         values(j0, kc, tile);
-        Kernels.DECODE.floatProduct(kc, p, pOff, ldp, tile.data, tile.offset, tile.stride, dvPad / Kernels.NR, o, 0, dvPad, rows,
+        Kernels.DECODE.floatProduct(kc, p, pOff, ldp, tile.data, tile.offset, tile.stride, dvPad / Kernels.NR, o, oOff, dvPad, rows,
                 Kernels.NR, true);
+    }
+
+    /**
+     * Whether a tile of {@code rows} query rows takes the decode-step products: at most
+     * {@link DecodeOps#PRODUCT_ROWS} rows, or two groups of them when the micro-kernel would
+     * compute more rows than that (7 or 8 rows against its two 6-row blocks: 8 query heads per
+     * key/value head, as in gpt-oss and Llama 3 70B).
+     */
+    static boolean stepRows(int rows) {
+        return rows <= DecodeOps.PRODUCT_ROWS
+                || rows <= 2 * DecodeOps.PRODUCT_ROWS && Kernels.roundUp(rows, Kernels.MR) > 2 * DecodeOps.PRODUCT_ROWS;
+    }
+
+    /**
+     * The keys a decode step's products read: the most that any MR-row block of the tile may
+     * attend. A row's keys past its own range have weight 0 (its scores there are cleared before
+     * the exponentials), as for the micro-kernel's blocks.
+     */
+    private static int stepKeys(int rows, int[] blockKeys) {
+        int n = 0;
+        for (int ir = 0; ir < rows; ir += Kernels.MR) {
+            n = Math.max(n, blockKeys[ir / Kernels.MR]);
+        }
+        return n;
     }
 
     /** Whether a value row of a key in {@code [j0, j1)} holds NaN or an infinity. */
