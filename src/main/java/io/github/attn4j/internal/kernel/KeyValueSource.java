@@ -175,8 +175,8 @@ public abstract class KeyValueSource {
      * against keys {@code [j0, j0 + nk)}: for each MR-row block {@code ir}, up to
      * {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK), through
      * {@link MicroKernel#blocks} (one call per block sweeps all its key panels) on the tile
-     * {@link #keys} points {@code tile} at; at most {@link DecodeOps#PRODUCT_ROWS} rows (a decode
-     * step) through {@link #stepScores} instead.
+     * {@link #keys} points {@code tile} at; a decode step's tile ({@link #stepRows}) through
+     * {@link #stepScores} instead, one call per group of at most {@link DecodeOps#PRODUCT_ROWS} rows.
      */
     final void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
         if (stepRows(rows)) {
@@ -203,8 +203,8 @@ public abstract class KeyValueSource {
      * {@code o[rows x dvPad] += p[rows x nk] · values[j0..j0+nk)}, weights at
      * {@code p[pOff + r * ldp + j]}; when {@code blockKeys} is not null, MR-row block {@code ir}
      * stops after {@code blockKeys[ir / MR]} keys. Through the micro-kernel on the tile
-     * {@link #values} points {@code tile} at; at most {@link DecodeOps#PRODUCT_ROWS} rows through
-     * {@link #stepValues} instead. The caller leaves out tiles with non-finite values
+     * {@link #values} points {@code tile} at; a decode step's tile ({@link #stepRows}) through
+     * {@link #stepValues} instead, one call per group of at most {@link DecodeOps#PRODUCT_ROWS} rows. The caller leaves out tiles with non-finite values
      * ({@link #hasNonFiniteValues}).
      */
     final void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
@@ -227,8 +227,8 @@ public abstract class KeyValueSource {
 
     /**
      * A decode step's scores: at most {@link DecodeOps#PRODUCT_ROWS} query rows ({@code qs}
-     * row-major, read in place) against the first {@code n} of keys {@code [j0, j0 + nk)}, into
-     * {@code s} (row stride BK), through {@link DecodeOps#floatProduct} on the tile {@link #keys}
+     * row-major from {@code qOff}, read in place) against the first {@code n} of keys
+     * {@code [j0, j0 + nk)}, into {@code s} from {@code sOff} (row stride BK), through {@link DecodeOps#floatProduct} on the tile {@link #keys}
      * points {@code tile} at. A narrow source computes the same product from its stored panels,
      * with no decoded tile. Its 4-row block has no rows past the query's (the micro-kernel has
      * six), and, as on every {@link DecodeOps} product, A is read by depth: in a plain harness
@@ -243,7 +243,7 @@ public abstract class KeyValueSource {
     }
 
     /**
-     * A decode step's {@code o[rows x dvPad] += p[rows x kc] · values[j0, j0 + kc)} for at most
+     * A decode step's {@code o[oOff .., rows x dvPad] += p[rows x kc] · values[j0, j0 + kc)} for at most
      * {@link DecodeOps#PRODUCT_ROWS} weight rows (read in place), through
      * {@link DecodeOps#floatProduct} on the tile {@link #values} points {@code tile} at; a narrow
      * source computes it from its stored panels.
@@ -260,7 +260,7 @@ public abstract class KeyValueSource {
      * compute more rows than that (7 or 8 rows against its two 6-row blocks: 8 query heads per
      * key/value head, as in gpt-oss and Llama 3 70B).
      */
-    static boolean stepRows(int rows) {
+    private static boolean stepRows(int rows) {
         return rows <= DecodeOps.PRODUCT_ROWS
                 || rows <= 2 * DecodeOps.PRODUCT_ROWS && Kernels.roundUp(rows, Kernels.MR) > 2 * DecodeOps.PRODUCT_ROWS;
     }

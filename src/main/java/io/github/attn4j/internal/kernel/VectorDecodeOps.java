@@ -40,7 +40,8 @@ import jdk.incubator.vector.VectorSpecies;
  * 3.3 ns through the micro-kernel, whose six rows do half as much work again for a decode step;
  * the INT8 key product gained about 5% (widening and scaling dominate it). The block is
  * stored through a per-thread buffer ({@link #store}), not from vector arguments of a helper,
- * which C2 would box when it declines to inline it.
+ * which C2 would box when it declines to inline it. A single row of A over whole groups of four
+ * full panels (plain multi-head attention) goes to {@link VectorDecodeRow} instead.
  */
 final class VectorDecodeOps implements DecodeOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
