@@ -36,8 +36,8 @@ import jdk.incubator.vector.VectorSpecies;
  * had its own row index, which C2 kept on the stack and reloaded in every step (seen in the
  * disassembly). Rows past {@code mr} are copies of the last valid row (nothing past A's last row
  * is read), and their accumulators are never stored. Plain harness, not JMH: a 4-row product
- * over eight float32 key panels in L1 (128 deep) took 1.5 to 2.0 ns per step against 2.7 to
- * 3.3 ns through the micro-kernel, whose six rows do half as much work again for a decode step;
+ * over eight float32 key panels in L1 (128 deep) took 1.5 to 2.4 ns per step against 2.7 to
+ * 3.4 ns through the micro-kernel, whose six rows do half as much work again for a decode step;
  * the INT8 key product gained about 5% (widening and scaling dominate it). The block is
  * stored through a per-thread buffer ({@link #store}), not from vector arguments of a helper,
  * which C2 would box when it declines to inline it. A single row of A over whole groups of four
@@ -222,12 +222,12 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void halfProduct(boolean bf16, boolean finite, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        if (bf16 && singleRow(mr, panels, lastNr)) {
-            VectorDecodeRow.bf16(kc, a, aOff, b, bOff, bStride, panels / 4, c, cOff, accumulate);
-            return;
-        }
-        if (!bf16 && finite && singleRow(mr, panels, lastNr)) {
-            VectorDecodeRow.finiteF16(kc, a, aOff, b, bOff, bStride, panels / 2, c, cOff, accumulate);
+        if ((bf16 || finite) && singleRow(mr, panels, lastNr)) {
+            if (bf16) {
+                VectorDecodeRow.bf16(kc, a, aOff, b, bOff, bStride, panels / 4, c, cOff, accumulate);
+            } else {
+                VectorDecodeRow.finiteF16(kc, a, aOff, b, bOff, bStride, panels / 2, c, cOff, accumulate);
+            }
             return;
         }
         Scratch scratch = SCRATCH.get();

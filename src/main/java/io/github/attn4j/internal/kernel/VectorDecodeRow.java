@@ -20,7 +20,8 @@ import static io.github.attn4j.internal.kernel.VectorDecodeOps.low;
  * to 0.80x with BF16 or INT8 caches of 1024 and 4096 tokens, 0.81 to 0.86x with F16.
  *
  * <p>Each method covers {@code groups} groups of four full panels ({@code 4 * groups} panels
- * from {@code bOff}, C columns from {@code cOff}), the whole product: {@link VectorDecodeOps}
+ * from {@code bOff}, C columns from {@code cOff}; {@link #finiteF16} takes {@code pairs} of two),
+ * the whole product: {@link VectorDecodeOps}
  * takes this path only when the panels are a multiple of four, all NR wide (full key tiles, and
  * value widths of 64, 128 or 256 on the 256-bit path), and gives every other product, and F16
  * panels that may hold an infinity or NaN, to its 4-row loop. Finite F16 panels go two at a
