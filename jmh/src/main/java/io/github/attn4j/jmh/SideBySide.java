@@ -42,7 +42,8 @@ import java.util.SplittableRandom;
  *   <li>{@code decode:precision:length:threads}: {@link CachePrecisionBenchmark}'s decode step
  *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}); with a fifth field,
  *       {@code decode:precision:length:threads:kvHeads}, over that many key/value heads (32:
- *       plain multi-head attention, one query row per key/value head).</li>
+ *       plain multi-head attention, one query row per key/value head), and with a sixth,
+ *       {@code decode:precision:length:threads:kvHeads:headDim}, heads of that width (96: Phi-3-mini).</li>
  * </ul>
  * A workload {@code a|b} runs {@code a} on A and {@code b} on B: with the same jar twice, two
  * settings of one build, such as {@code 'sdpa:64:512:none:1|sdpa:64:512:none:2'} for the gain
@@ -139,15 +140,16 @@ public final class SideBySide {
                     return () -> sink = module.forward(x, mask, out);
                 }
                 case "decode" -> {
-                    if (p.length != 5) {
+                    if (p.length != 5 && p.length != 6) {
                         check(spec, p, 4);
                     }
                     int length = Integer.parseInt(p[2]);
-                    int kvHeads = p.length == 5 ? Integer.parseInt(p[4]) : 8;
-                    MultiHeadAttention module = MultiHeadAttention.builder(64, 32).headDim(128).kvHeads(kvHeads).seed(1)
+                    int kvHeads = p.length >= 5 ? Integer.parseInt(p[4]) : 8;
+                    int hd = p.length == 6 ? Integer.parseInt(p[5]) : 128;
+                    MultiHeadAttention module = MultiHeadAttention.builder(64, 32).headDim(hd).kvHeads(kvHeads).seed(1)
                             .threads(Integer.parseInt(p[3])).build();
                     KvCache cache = module.newKvCache(1, length + 1, Precision.valueOf(p[1]));
-                    cache.append(Inputs.uniform(random, 1, kvHeads, length, 128), Inputs.uniform(random, 1, kvHeads, length, 128));
+                    cache.append(Inputs.uniform(random, 1, kvHeads, length, hd), Inputs.uniform(random, 1, kvHeads, length, hd));
                     Tensor token = Inputs.uniform(random, 1, 1, 64);
                     return () -> {
                         cache.truncate(length);

@@ -40,8 +40,9 @@ import jdk.incubator.vector.VectorSpecies;
  * 3.4 ns through the micro-kernel, whose six rows do half as much work again for a decode step;
  * the INT8 key product gained about 5% (widening and scaling dominate it). The block is
  * stored through a per-thread buffer ({@link #store}), not from vector arguments of a helper,
- * which C2 would box when it declines to inline it. A single row of A over whole groups of four
- * full panels (plain multi-head attention) goes to {@link VectorDecodeRow} instead.
+ * which C2 would box when it declines to inline it. A single row of A (plain multi-head
+ * attention) goes over its whole groups of four full panels in {@link VectorDecodeRow} instead,
+ * and over the rest of its panels here.
  */
 final class VectorDecodeOps implements DecodeOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
@@ -176,14 +177,17 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void floatProduct(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
                              float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        if (singleRow(mr, panels, lastNr)) {
-            VectorDecodeRow.floats(kc, a, aOff, b, bOff, bStride, panels / 4, c, cOff, accumulate);
-            return;
+        int first = rowPanels(mr, panels, lastNr, 4);
+        if (first > 0) {
+            VectorDecodeRow.floats(kc, a, aOff, b, bOff, bStride, first / 4, c, cOff, accumulate);
+            if (first == panels) {
+                return;
+            }
         }
         Scratch scratch = SCRATCH.get();
         float[] block = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
-        for (int t = 0; t < panels; t++) {
+        for (int t = first; t < panels; t++) {
             int bt = bOff + t * bStride;
             FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
             FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
@@ -222,18 +226,21 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void halfProduct(boolean bf16, boolean finite, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        if ((bf16 || finite) && singleRow(mr, panels, lastNr)) {
+        int first = bf16 ? rowPanels(mr, panels, lastNr, 4) : finite ? rowPanels(mr, panels, lastNr, 2) : 0;
+        if (first > 0) {
             if (bf16) {
-                VectorDecodeRow.bf16(kc, a, aOff, b, bOff, bStride, panels / 4, c, cOff, accumulate);
+                VectorDecodeRow.bf16(kc, a, aOff, b, bOff, bStride, first / 4, c, cOff, accumulate);
             } else {
-                VectorDecodeRow.finiteF16(kc, a, aOff, b, bOff, bStride, panels / 2, c, cOff, accumulate);
+                VectorDecodeRow.finiteF16(kc, a, aOff, b, bOff, bStride, first / 2, c, cOff, accumulate);
             }
-            return;
+            if (first == panels) {
+                return;
+            }
         }
         Scratch scratch = SCRATCH.get();
         float[] block = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
-        for (int t = 0; t < panels; t++) {
+        for (int t = first; t < panels; t++) {
             int bt = bOff + t * bStride;
             FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
             FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
@@ -272,14 +279,17 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
-        if (singleRow(mr, panels, lastNr)) {
-            VectorDecodeRow.int8Keys(kc, a, aOff, b, bOff, bStride, panels / 4, scales, sOff, sPanel, block, c, cOff);
-            return;
+        int first = rowPanels(mr, panels, lastNr, 4);
+        if (first > 0) {
+            VectorDecodeRow.int8Keys(kc, a, aOff, b, bOff, bStride, first / 4, scales, sOff, sPanel, block, c, cOff);
+            if (first == panels) {
+                return;
+            }
         }
         Scratch scratch = SCRATCH.get();
         float[] out = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
-        for (int t = 0; t < panels; t++) {
+        for (int t = first; t < panels; t++) {
             int bt = bOff + t * bStride;
             FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
             FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
@@ -323,14 +333,17 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void int8Values(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                            float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr) {
-        if (singleRow(mr, panels, NR)) {
-            VectorDecodeRow.int8Values(kc, a, aOff, b, bOff, bStride, panels / 4, scales, sOff, sRow, block, c, cOff);
-            return;
+        int first = rowPanels(mr, panels, NR, 4);
+        if (first > 0) {
+            VectorDecodeRow.int8Values(kc, a, aOff, b, bOff, bStride, first / 4, scales, sOff, sRow, block, c, cOff);
+            if (first == panels) {
+                return;
+            }
         }
         Scratch scratch = SCRATCH.get();
         float[] out = scratch.block;
         float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
-        for (int t = 0; t < panels; t++) {
+        for (int t = first; t < panels; t++) {
             int bt = bOff + t * bStride;
             int st = sOff + t * NR / block;
             FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
@@ -368,9 +381,17 @@ final class VectorDecodeOps implements DecodeOps {
         }
     }
 
-    /** Whether a product goes to {@link VectorDecodeRow}: one row of A over whole groups of four full panels. */
-    private static boolean singleRow(int mr, int panels, int lastNr) {
-        return mr == 1 && panels % 4 == 0 && lastNr == NR;
+    /**
+     * How many leading panels of a product go to {@link VectorDecodeRow}: with one row of A, its
+     * whole groups of {@code group} full panels; none with more rows. The rest (fewer than a
+     * group, and a last panel narrower than NR) takes the 4-row loop.
+     */
+    private static int rowPanels(int mr, int panels, int lastNr, int group) {
+        if (mr != 1) {
+            return 0;
+        }
+        int full = lastNr == NR ? panels : panels - 1;
+        return full / group * group;
     }
 
     /** Writes (or adds, when {@code accumulate}) the {@code mr x nr} corner of a register block stored row by row, NR apart, into C. */

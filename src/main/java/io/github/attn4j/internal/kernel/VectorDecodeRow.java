@@ -20,11 +20,11 @@ import static io.github.attn4j.internal.kernel.VectorDecodeOps.low;
  * to 0.80x with BF16 or INT8 caches of 1024 and 4096 tokens, 0.81 to 0.86x with F16.
  *
  * <p>Each method covers {@code groups} groups of four full panels ({@code 4 * groups} panels
- * from {@code bOff}, C columns from {@code cOff}; {@link #finiteF16} takes {@code pairs} of two),
- * the whole product: {@link VectorDecodeOps}
- * takes this path only when the panels are a multiple of four, all NR wide (full key tiles, and
- * value widths of 64, 128 or 256 on the 256-bit path), and gives every other product, and F16
- * panels that may hold an infinity or NaN, to its 4-row loop. Finite F16 panels go two at a
+ * from {@code bOff}, C columns from {@code cOff}; {@link #finiteF16} takes {@code pairs} of two).
+ * {@link VectorDecodeOps} gives a one-row product's leading whole groups to these methods and
+ * the rest (fewer than a group, and a last panel narrower than NR: the last key tile of a cache,
+ * value widths such as 80 or 96) to its 4-row loop, as it does every product of more rows and
+ * F16 panels that may hold an infinity or NaN. Finite F16 panels go two at a
  * time ({@link #finiteF16}): eight F16 widenings per step took a 4-panel method past C2's
  * inlining node limit, and the multiplications that were no longer inlined ran in the Vector
  * API's Java fallback (also with the mask and scale hoisted out of the loop). The stores are
