@@ -177,9 +177,11 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void floatProduct(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
                              float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        int first = rowPanels(mr, panels, lastNr, 4);
+        int first = rowPanels(mr, 2, panels, lastNr, 4);
         if (first > 0) {
-            VectorDecodeRow.floats(kc, a, aOff, b, bOff, bStride, first / 4, c, cOff, accumulate);
+            for (int i = 0; i < mr; i++) {
+                VectorDecodeRow.floats(kc, a, aOff + i * lda, b, bOff, bStride, first / 4, c, cOff + i * ldc, accumulate);
+            }
             if (first == panels) {
                 return;
             }
@@ -226,7 +228,7 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void halfProduct(boolean bf16, boolean finite, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        int first = bf16 ? rowPanels(mr, panels, lastNr, 4) : finite ? rowPanels(mr, panels, lastNr, 2) : 0;
+        int first = bf16 ? rowPanels(mr, 1, panels, lastNr, 4) : finite ? rowPanels(mr, 1, panels, lastNr, 2) : 0;
         if (first > 0) {
             if (bf16) {
                 VectorDecodeRow.bf16(kc, a, aOff, b, bOff, bStride, first / 4, c, cOff, accumulate);
@@ -279,7 +281,7 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
-        int first = rowPanels(mr, panels, lastNr, 4);
+        int first = rowPanels(mr, 1, panels, lastNr, 4);
         if (first > 0) {
             VectorDecodeRow.int8Keys(kc, a, aOff, b, bOff, bStride, first / 4, scales, sOff, sPanel, block, c, cOff);
             if (first == panels) {
@@ -333,7 +335,7 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void int8Values(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                            float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr) {
-        int first = rowPanels(mr, panels, NR, 4);
+        int first = rowPanels(mr, 1, panels, NR, 4);
         if (first > 0) {
             VectorDecodeRow.int8Values(kc, a, aOff, b, bOff, bStride, first / 4, scales, sOff, sRow, block, c, cOff);
             if (first == panels) {
@@ -382,12 +384,16 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     /**
-     * How many leading panels of a product go to {@link VectorDecodeRow}: with one row of A, its
-     * whole groups of {@code group} full panels; none with more rows. The rest (fewer than a
-     * group, and a last panel narrower than NR) takes the 4-row loop.
+     * How many leading panels of a product go to {@link VectorDecodeRow}, one pass per row of A:
+     * with at most {@code maxRows} rows, its whole groups of {@code group} full panels; none with
+     * more rows. The rest (fewer than a group, and a last panel narrower than NR) takes the 4-row
+     * loop. Float32 panels take up to two passes (two query rows per key/value head, as in Gemma
+     * 2 and 3): whole decode steps took 0.70 to 0.88x the time of one 4-row pass, which computes
+     * two rows it drops. Narrow panels take one: a second pass widens every value again, and two
+     * passes took 1.01 (BF16) to 1.37x (F16) the time (jmh/README.md, "Two query rows per key/value head").
      */
-    private static int rowPanels(int mr, int panels, int lastNr, int group) {
-        if (mr != 1) {
+    private static int rowPanels(int mr, int maxRows, int panels, int lastNr, int group) {
+        if (mr > maxRows) {
             return 0;
         }
         int full = lastNr == NR ? panels : panels - 1;
