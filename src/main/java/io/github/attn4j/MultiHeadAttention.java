@@ -1,9 +1,6 @@
 package io.github.attn4j;
 
 import io.github.attn4j.internal.kernel.AttentionKernel;
-import io.github.attn4j.internal.kernel.HeadLayout;
-import io.github.attn4j.internal.kernel.PackedMatrix;
-import io.github.attn4j.internal.kernel.WeightRows;
 
 import java.util.Arrays;
 
@@ -38,16 +35,7 @@ public final class MultiHeadAttention {
     private final int valueDim;
     private final int threads;
     private final AttentionKernel.Scores scores;
-    private final HeadTransforms transforms;
-    private final Projection q;
-    private final Projection k;
-    private final Projection v;
-    /**
-     * The projections self-attention runs, writing q | k | v side by side: the stacked one, or
-     * q, k and v; null when keyDim or valueDim differ from embedDim.
-     */
-    private final Projection[] selfProjections;
-    private final Projection out;
+    private final AttentionPipeline pipeline;
 
     MultiHeadAttention(MultiHeadAttentionBuilder b, MultiHeadAttentionBuilder.Weights w, AttentionKernel.Scores scores,
                        HeadTransforms transforms) {
@@ -59,25 +47,7 @@ public final class MultiHeadAttention {
         this.valueDim = b.valueDim;
         this.threads = b.threads;
         this.scores = scores;
-        this.transforms = transforms;
-        int qWidth = numHeads * headDim;
-        int kvWidth = kvHeads * headDim;
-        boolean selfAttention = keyDim == embedDim && valueDim == embedDim;
-        int panel = PackedMatrix.panelWidth();
-        if (selfAttention && qWidth % panel == 0 && kvWidth % panel == 0) {
-            Projection qkv = Projection.stacked(new WeightRows[]{w.wq(), w.wk(), w.wv()},
-                    new float[][]{w.bq(), w.bk(), w.bv()}, w.format());
-            this.q = qkv.columns(0, qWidth);
-            this.k = qkv.columns(qWidth, qWidth + kvWidth);
-            this.v = qkv.columns(qWidth + kvWidth, qWidth + 2 * kvWidth);
-            this.selfProjections = new Projection[]{qkv};
-        } else {
-            this.q = Projection.of(w.wq(), w.bq(), w.format());
-            this.k = Projection.of(w.wk(), w.bk(), w.format());
-            this.v = Projection.of(w.wv(), w.bv(), w.format());
-            this.selfProjections = selfAttention ? new Projection[]{q, k, v} : null;
-        }
-        this.out = Projection.of(w.wo(), w.bo(), w.format());
+        this.pipeline = new AttentionPipeline(b, w, transforms);
     }
 
     /**
@@ -354,7 +324,7 @@ public final class MultiHeadAttention {
         }
         int weightsSize = withWeights ? Checks.elementCount("weights (B, H, Lq, Lk)", batch, numHeads, lq, lk) : 0;
         float[] weights = withWeights ? new float[weightsSize] : null;
-        Tensor output = pipeline(query, key, value, null, target, (qh, kh, vh, attended) ->
+        Tensor output = pipeline.run(query, key, value, null, target, (qh, kh, vh, attended) ->
                 AttentionKernel.forward(qh, kh, vh, attended, mask.toScoreMask(batch, numHeads, lq, lk), scores, weights,
                         threads));
         return new AttentionOutput(output, weights == null ? null : Tensor.of(weights, batch, numHeads, lq, lk));
@@ -367,7 +337,7 @@ public final class MultiHeadAttention {
         checkCache(cache);
         Checks.dim(xNew, 0, cache.batch(), "xNew", "batch B of the cache");
         Checks.dim(xNew, 2, embedDim, "xNew", "embedDim E");
-        Checks.check(selfProjections != null, "keyDim/valueDim",
+        Checks.check(keyDim == embedDim && valueDim == embedDim, "keyDim/valueDim",
                 "equal to embedDim = " + embedDim + " for cached self-attention", keyDim + "/" + valueDim);
         int batch = xNew.dim(0), t = xNew.dim(1);
         int[] appended = tokens == null ? null : tokens.clone();
@@ -383,7 +353,7 @@ public final class MultiHeadAttention {
         int maxKeys = Arrays.stream(rowKeys).max().orElse(0);
         AttentionMask joined = AttentionMask.causal().and(mask);
         joined.checkApplicable(batch, numHeads, t, maxKeys);
-        Tensor output = pipeline(xNew, xNew, xNew, start, null, (qh, kh, vh, attended) -> {
+        Tensor output = pipeline.run(xNew, xNew, xNew, start, null, (qh, kh, vh, attended) -> {
             // The kernel takes the query heads that share a key/value head as rows of one tile
             // (GQA), so one pass over each group's cached keys and values serves all of them.
             cache.append(kh, vh, appended);
@@ -408,74 +378,5 @@ public final class MultiHeadAttention {
                     "kvHeads = " + kvHeads + " and headDim = " + headDim,
                     "kvHeads = " + cache.kvHeads() + " and headDim = " + cache.headDim());
         }
-    }
-
-    /** The attention step of the pipeline: reads the heads of q, k and v, writes the heads of {@code attended}. */
-    @FunctionalInterface
-    private interface Attend {
-        void run(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout attended);
-    }
-
-    /**
-     * The one pipeline of every entry point: project, per-head transforms, {@code attend}, merge
-     * heads (the token-major layout already is the merge), output projection. Query and key
-     * {@code t} of batch row {@code b} sit at position {@code start[b] + t} ({@code t} when
-     * {@code start} is null). Self-attention ({@code query == key == value}) projects with the
-     * fused q | k | v projection. The output goes into {@code target} (already checked), or into
-     * a new tensor when it is null; either is returned.
-     */
-    private Tensor pipeline(Tensor query, Tensor key, Tensor value, int[] start, Tensor target, Attend attend) {
-        int batch = query.dim(0), lq = query.dim(1), lk = key.dim(1);
-        int qWidth = numHeads * headDim;
-        int kvWidth = kvHeads * headDim;
-        boolean self = query == key && key == value && selfProjections != null;
-        // Every size is checked before any work starts.
-        int width = qWidth + 2 * kvWidth;
-        int qkvSize = self ? Checks.elementCount("projected q|k|v (B*L, H*hd + 2*KVH*hd)", batch, lq, width) : 0;
-        int qSize = Checks.elementCount("projected query (B*Lq, H*hd)", batch, lq, qWidth);
-        int kvSize = self ? 0 : Checks.elementCount("projected key/value (B*Lk, KVH*hd)", batch, lk, kvWidth);
-        int outSize = Checks.elementCount("output (B, Lq, E)", batch, lq, embedDim);
-
-        HeadLayout qh, kh, vh;
-        if (self) {
-            float[] buf = Scratch.get(Scratch.PROJECTED, qkvSize);
-            int column = 0;
-            for (Projection p : selfProjections) {
-                p.applyInto(query.data(), batch * lq, buf, column, width, threads);
-                column += p.outFeatures;
-            }
-            qh = HeadLayout.tokenMajor(buf, 0, batch, lq, numHeads, headDim, width);
-            kh = HeadLayout.tokenMajor(buf, qWidth, batch, lk, kvHeads, headDim, width);
-            vh = HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, lk, kvHeads, headDim, width);
-        } else {
-            qh = HeadLayout.tokenMajor(q.apply(query.data(), batch * lq, qSize, threads), 0, batch, lq, numHeads, headDim, qWidth);
-            kh = HeadLayout.tokenMajor(k.apply(key.data(), batch * lk, kvSize, threads), 0, batch, lk, kvHeads, headDim, kvWidth);
-            vh = HeadLayout.tokenMajor(v.apply(value.data(), batch * lk, kvSize, threads), 0, batch, lk, kvHeads, headDim, kvWidth);
-        }
-        if (!transforms.isIdentity()) {
-            transforms.applyToQueries(qh, positions(start, batch, lq));
-            transforms.applyToKeys(kh, positions(start, batch, lk));
-        }
-        float[] attended = Scratch.get(Scratch.ATTENDED, qSize);
-        attend.run(qh, kh, vh, HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth));
-        if (target == null) {
-            return Tensor.of(out.apply(attended, batch * lq, outSize, threads), batch, lq, embedDim);
-        }
-        // Inputs and masks were all read above, so target may share their storage.
-        float[] y = Outputs.buffer(target, false);
-        out.applyInto(attended, batch * lq, y, 0, embedDim, threads);
-        Outputs.publish(target, y);
-        return target;
-    }
-
-    /** Positions {@code [batch][length]}: {@code start[b] + t}, or {@code t} when {@code start} is null. */
-    private static int[][] positions(int[] start, int batch, int length) {
-        int[][] positions = new int[batch][length];
-        for (int b = 0; b < batch; b++) {
-            for (int t = 0; t < length; t++) {
-                positions[b][t] = (start == null ? 0 : start[b]) + t;
-            }
-        }
-        return positions;
     }
 }
