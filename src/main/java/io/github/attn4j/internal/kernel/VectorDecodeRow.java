@@ -3,8 +3,8 @@ package io.github.attn4j.internal.kernel;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
-import static io.github.attn4j.internal.kernel.VectorDecodeOps.high;
-import static io.github.attn4j.internal.kernel.VectorDecodeOps.low;
+import static io.github.attn4j.internal.kernel.VectorWiden.high;
+import static io.github.attn4j.internal.kernel.VectorWiden.low;
 
 /**
  * The {@link VectorDecodeOps} products for a single row of A: a decode step of plain multi-head
@@ -93,14 +93,14 @@ final class VectorDecodeRow {
             for (int p = 0; p < kc; p++) {
                 int o = p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c00 = av.fma(VectorDecodeOps.bf16(b, b0 + o), c00);
-                c01 = av.fma(VectorDecodeOps.bf16(b, b0 + o + L), c01);
-                c10 = av.fma(VectorDecodeOps.bf16(b, b1 + o), c10);
-                c11 = av.fma(VectorDecodeOps.bf16(b, b1 + o + L), c11);
-                c20 = av.fma(VectorDecodeOps.bf16(b, b2 + o), c20);
-                c21 = av.fma(VectorDecodeOps.bf16(b, b2 + o + L), c21);
-                c30 = av.fma(VectorDecodeOps.bf16(b, b3 + o), c30);
-                c31 = av.fma(VectorDecodeOps.bf16(b, b3 + o + L), c31);
+                c00 = av.fma(VectorWiden.bf16(b, b0 + o), c00);
+                c01 = av.fma(VectorWiden.bf16(b, b0 + o + L), c01);
+                c10 = av.fma(VectorWiden.bf16(b, b1 + o), c10);
+                c11 = av.fma(VectorWiden.bf16(b, b1 + o + L), c11);
+                c20 = av.fma(VectorWiden.bf16(b, b2 + o), c20);
+                c21 = av.fma(VectorWiden.bf16(b, b2 + o + L), c21);
+                c30 = av.fma(VectorWiden.bf16(b, b3 + o), c30);
+                c31 = av.fma(VectorWiden.bf16(b, b3 + o + L), c31);
             }
             int ct = cOff + 4 * g * NR;
             if (accumulate) {
@@ -137,10 +137,10 @@ final class VectorDecodeRow {
             for (int p = 0; p < kc; p++) {
                 int o = p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c00 = av.fma(VectorDecodeOps.finiteF16(b, b0 + o), c00);
-                c01 = av.fma(VectorDecodeOps.finiteF16(b, b0 + o + L), c01);
-                c10 = av.fma(VectorDecodeOps.finiteF16(b, b1 + o), c10);
-                c11 = av.fma(VectorDecodeOps.finiteF16(b, b1 + o + L), c11);
+                c00 = av.fma(VectorWiden.finiteF16(b, b0 + o), c00);
+                c01 = av.fma(VectorWiden.finiteF16(b, b0 + o + L), c01);
+                c10 = av.fma(VectorWiden.finiteF16(b, b1 + o), c10);
+                c11 = av.fma(VectorWiden.finiteF16(b, b1 + o + L), c11);
             }
             int ct = cOff + 2 * g * NR;
             if (accumulate) {

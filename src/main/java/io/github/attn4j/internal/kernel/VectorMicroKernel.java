@@ -77,15 +77,15 @@ final class VectorMicroKernel implements MicroKernel {
             for (int p = 0; p < kc; p++) {
                 int bi = bOff + p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c0 = av.fma(VectorDecodeOps.bf16(b, bi), c0);
-                c1 = av.fma(VectorDecodeOps.bf16(b, bi + L), c1);
+                c0 = av.fma(VectorWiden.bf16(b, bi), c0);
+                c1 = av.fma(VectorWiden.bf16(b, bi + L), c1);
             }
         } else {
             for (int p = 0; p < kc; p++) {
                 int bi = bOff + p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c0 = av.fma(VectorDecodeOps.f16(b, bi), c0);
-                c1 = av.fma(VectorDecodeOps.f16(b, bi + L), c1);
+                c0 = av.fma(VectorWiden.f16(b, bi), c0);
+                c1 = av.fma(VectorWiden.f16(b, bi + L), c1);
             }
         }
         if (nr == NR) {
