@@ -23,7 +23,9 @@ import java.util.concurrent.TimeUnit;
  * {@link DecodeBenchmark}'s attention-bound decode step (one new token, 32 query heads of 128
  * over 8 key/value heads, {@code embedDim = 64}, so the projections are 2.6 MB) over caches of
  * each {@link Precision}; {@code -p kvHeads=32} makes it plain multi-head attention (a cache four
- * times as large, one query row per key/value head). A step streams the cache once: {@code 2 · cacheLength · 8 · 128} values
+ * times as large, one query row per key/value head), {@code -p kvHeads=16} gives two query rows
+ * per key/value head (Gemma 2 and 3), and {@code -p headDim=96} heads of 96 (Phi-3-mini). A
+ * step streams the cache once: {@code 2 · cacheLength · 8 · 128} values
  * of 4 (F32), 2 (F16, BF16) or 1.125 (INT8: a float scale per 32 values) bytes, that is 32, 16
  * and 9 MiB at 4096 tokens, 128, 64 and 36 MiB at 16384. Compare the step time with F32's and its
  * bytes per second with {@link MemoryBandwidthBenchmark} at the same size
@@ -51,9 +53,13 @@ public class CachePrecisionBenchmark {
     @Param({"1", "2"})
     public int threads;
 
-    /** Key/value heads: 8 (grouped-query attention, four query rows per head) or 32 (plain multi-head attention, one). */
+    /** Key/value heads: 8 (grouped-query attention, four query rows per head), 16 (two) or 32 (plain multi-head attention, one). */
     @Param({"8"})
     public int kvHeads;
+
+    /** Width of every head. */
+    @Param({"128"})
+    public int headDim;
 
     private MultiHeadAttention module;
     private KvCache cache;
@@ -62,13 +68,13 @@ public class CachePrecisionBenchmark {
     @Setup
     public void setUp() {
         int embedDim = 64;
-        module = MultiHeadAttention.builder(embedDim, 32).headDim(128).kvHeads(kvHeads).seed(1).threads(threads).build();
+        module = MultiHeadAttention.builder(embedDim, 32).headDim(headDim).kvHeads(kvHeads).seed(1).threads(threads).build();
         SplittableRandom random = new SplittableRandom(2);
         cache = module.newKvCache(1, cacheLength + 1, precision);
         // Keys and values appended directly (uniform in [-1, 1)), not projected from a prompt run
         // through the module: the step costs the same for any finite cache, and a prompt of 16384
         // tokens took about a minute per fork.
-        cache.append(Inputs.uniform(random, 1, kvHeads, cacheLength, 128), Inputs.uniform(random, 1, kvHeads, cacheLength, 128));
+        cache.append(Inputs.uniform(random, 1, kvHeads, cacheLength, headDim), Inputs.uniform(random, 1, kvHeads, cacheLength, headDim));
         token = Inputs.uniform(random, 1, 1, embedDim);
     }
 
