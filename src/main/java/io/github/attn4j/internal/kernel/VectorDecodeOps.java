@@ -22,9 +22,10 @@ import jdk.incubator.vector.VectorSpecies;
  * 3.4 ns through the micro-kernel, whose six rows do half as much work again for a decode step;
  * the INT8 key product gained about 5% (widening and scaling dominate it). The block is
  * stored through a per-thread buffer ({@link #store}), not from vector arguments of a helper,
- * which C2 would box when it declines to inline it. A single row of A (plain multi-head
- * attention) goes over its whole groups of four full panels in {@link VectorDecodeRow} instead,
- * and over the rest of its panels here.
+ * which C2 would box when it declines to inline it. Products of one or two rows of A (plain
+ * multi-head attention; two query rows per key/value head) go over their whole groups of full
+ * panels in {@link VectorDecodeRow} or {@link VectorDecodePair} instead, and over the rest of
+ * their panels here ({@link #fullGroups}).
  */
 final class VectorDecodeOps implements DecodeOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
@@ -116,7 +117,7 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void floatProduct(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
                              float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        int first = rowPanels(mr, 2, panels, lastNr, 4);
+        int first = mr <= 2 ? fullGroups(panels, lastNr, 4) : 0;
         if (first > 0) {
             for (int i = 0; i < mr; i++) {
                 VectorDecodeRow.floats(kc, a, aOff + i * lda, b, bOff, bStride, first / 4, c, cOff + i * ldc, accumulate);
@@ -167,16 +168,24 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void halfProduct(boolean bf16, boolean finite, int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        int first = bf16 ? rowPanels(mr, 1, panels, lastNr, 4) : finite ? rowPanels(mr, 1, panels, lastNr, 2) : 0;
-        if (first > 0) {
+        int first = 0;
+        if ((bf16 || finite) && mr == 1) {
+            first = fullGroups(panels, lastNr, bf16 ? 4 : 2);
             if (bf16) {
                 VectorDecodeRow.bf16(kc, a, aOff, b, bOff, bStride, first / 4, c, cOff, accumulate);
             } else {
                 VectorDecodeRow.finiteF16(kc, a, aOff, b, bOff, bStride, first / 2, c, cOff, accumulate);
             }
-            if (first == panels) {
-                return;
+        } else if ((bf16 || finite) && mr == 2) {
+            first = fullGroups(panels, lastNr, 2);
+            if (bf16) {
+                VectorDecodePair.bf16(kc, a, aOff, lda, b, bOff, bStride, first / 2, c, cOff, ldc, accumulate);
+            } else {
+                VectorDecodePair.finiteF16(kc, a, aOff, lda, b, bOff, bStride, first / 2, c, cOff, ldc, accumulate);
             }
+        }
+        if (first == panels) {
+            return;
         }
         Scratch scratch = SCRATCH.get();
         float[] block = scratch.block;
@@ -220,12 +229,16 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
-        int first = rowPanels(mr, 1, panels, lastNr, 4);
-        if (first > 0) {
+        int first = 0;
+        if (mr == 1) {
+            first = fullGroups(panels, lastNr, 4);
             VectorDecodeRow.int8Keys(kc, a, aOff, b, bOff, bStride, first / 4, scales, sOff, sPanel, block, c, cOff);
-            if (first == panels) {
-                return;
-            }
+        } else if (mr == 2) {
+            first = fullGroups(panels, lastNr, 2);
+            VectorDecodePair.int8Keys(kc, a, aOff, lda, b, bOff, bStride, first / 2, scales, sOff, sPanel, block, c, cOff, ldc);
+        }
+        if (first == panels) {
+            return;
         }
         Scratch scratch = SCRATCH.get();
         float[] out = scratch.block;
@@ -274,12 +287,16 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void int8Values(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                            float[] scales, int sOff, int sRow, int block, float[] c, int cOff, int ldc, int mr) {
-        int first = rowPanels(mr, 1, panels, NR, 4);
-        if (first > 0) {
+        int first = 0;
+        if (mr == 1) {
+            first = fullGroups(panels, NR, 4);
             VectorDecodeRow.int8Values(kc, a, aOff, b, bOff, bStride, first / 4, scales, sOff, sRow, block, c, cOff);
-            if (first == panels) {
-                return;
-            }
+        } else if (mr == 2) {
+            first = fullGroups(panels, NR, 2);
+            VectorDecodePair.int8Values(kc, a, aOff, lda, b, bOff, bStride, first / 2, scales, sOff, sRow, block, c, cOff, ldc);
+        }
+        if (first == panels) {
+            return;
         }
         Scratch scratch = SCRATCH.get();
         float[] out = scratch.block;
@@ -323,18 +340,16 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     /**
-     * How many leading panels of a product go to {@link VectorDecodeRow}, one pass per row of A:
-     * with at most {@code maxRows} rows, its whole groups of {@code group} full panels; none with
-     * more rows. The rest (fewer than a group, and a last panel narrower than NR) takes the 4-row
-     * loop. Float32 panels take up to two passes (two query rows per key/value head, as in Gemma
-     * 2 and 3): whole decode steps took 0.70 to 0.88x the time of one 4-row pass, which computes
-     * two rows it drops. Narrow panels take one: a second pass widens every value again, and two
-     * passes took 1.01 (BF16) to 1.37x (F16) the time (jmh/README.md, "Two query rows per key/value head").
+     * How many leading panels of a product go to the one- and two-row loops: its whole groups of
+     * {@code group} full panels. The rest (fewer than a group, and a last panel narrower than NR)
+     * takes the 4-row loop here. One row: groups of four panels ({@link VectorDecodeRow}; finite
+     * F16 two). Two rows (two query rows per key/value head, as in Gemma 2 and 3): float32
+     * panels take one pass of the single-row loop per row, which took whole decode steps to 0.70
+     * to 0.88x the time of one 4-row pass; narrow panels take {@link VectorDecodePair}, which
+     * widens each B row once for both rows (two single-row passes widened every value twice and
+     * took 1.01 to 1.37x; jmh/README.md, "Two query rows per key/value head").
      */
-    private static int rowPanels(int mr, int maxRows, int panels, int lastNr, int group) {
-        if (mr > maxRows) {
-            return 0;
-        }
+    private static int fullGroups(int panels, int lastNr, int group) {
         int full = lastNr == NR ? panels : panels - 1;
         return full / group * group;
     }

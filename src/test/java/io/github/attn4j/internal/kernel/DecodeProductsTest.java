@@ -19,7 +19,8 @@ import static org.quicktheories.generators.SourceDSL.longs;
  * panels decoded by the scalar decode loops, on the active path and on the scalar one, for every edge of the block: any
  * depth, 1 to {@link DecodeOps#PRODUCT_ROWS} rows of a row-major A with any leading dimension
  * (the gap past each row and the rows past them hold NaN and must not reach C), a narrow last
- * panel, one row over groups of four panels and a rest (the single-row loops and the 4-row loop in one product), with and without
+ * panel, one or two rows over whole groups of panels and a rest (the one- and two-row loops
+ * and the 4-row loop in one product), with and without
  * accumulation, F16 and BF16 bits of every kind (NaN, infinities, subnormals included) and INT8
  * scales of every kind.
  */
@@ -30,9 +31,9 @@ class DecodeProductsTest {
     /** One product's shape: depth, panels, rows, last panel width, whether C is added to, offsets and strides. */
     private record Shape(int kc, int panels, int mr, int lastNr, boolean accumulate, int aOff, int lda, int bOff, int bStride, int ldc) {
         static Shape of(SplittableRandom random, int kc, boolean accumulate) {
-            // Under one row, whole groups of four (F16: two) full panels take the single-row loops
-            // (VectorDecodeRow) and the rest the 4-row loop: 4 and 8 panels made common, 5 to 9
-            // for a group and a rest.
+            // Under one or two rows, whole groups of full panels take the one- and two-row loops
+            // (VectorDecodeRow, VectorDecodePair) and the rest the 4-row loop: 4 and 8 panels
+            // made common, 5 to 9 for groups and a rest.
             int panels = random.nextInt(3) == 0 ? 4 * (1 + random.nextInt(2)) : 1 + random.nextInt(9);
             int mr = random.nextInt(3) == 0 ? 1 : 1 + random.nextInt(DecodeOps.PRODUCT_ROWS);
             int lastNr = random.nextBoolean() ? NR : 1 + random.nextInt(NR);
