@@ -178,11 +178,7 @@ final class VectorDecodeOps implements DecodeOps {
             }
         } else if ((bf16 || finite) && mr == 2) {
             first = fullGroups(panels, lastNr, 2);
-            if (bf16) {
-                VectorDecodePair.bf16(kc, a, aOff, lda, b, bOff, bStride, first / 2, c, cOff, ldc, accumulate);
-            } else {
-                VectorDecodePair.finiteF16(kc, a, aOff, lda, b, bOff, bStride, first / 2, c, cOff, ldc, accumulate);
-            }
+            VectorDecodePair.half(bf16, kc, a, aOff, lda, b, bOff, bStride, first / 2, c, cOff, ldc, accumulate);
         }
         if (first == panels) {
             return;
