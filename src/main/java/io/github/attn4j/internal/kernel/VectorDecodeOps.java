@@ -7,8 +7,7 @@ import jdk.incubator.vector.VectorSpecies;
  * The decode loops on {@link Vectors#SPECIES}: the bulk widenings of {@link DecodeOps} and its
  * products, over B rows widened by {@link VectorWiden}. The products hold a {@code 4 x 2V} block
  * of C in 8 accumulators and widen each B row in registers right before its fused
- * multiply-adds, so a narrow cache is read once, at its own
- * width: decoding a whole key tile (32 KiB of floats at d = 128, with the 64-key tiles of the
+ * multiply-adds, so a narrow cache is read once, at its own width: decoding a whole key tile (32 KiB of floats at d = 128, with the 64-key tiles of the
  * time) into scratch first and reading it back cost about what the narrower reads saved. Four
  * rows, not the micro-kernel's six: a grouped-query decode step has four query rows per
  * key/value head (32 over 8), and on AVX2's 16 vector registers the widening needs room beside
