@@ -38,11 +38,10 @@ public class TileProductBenchmark {
     @Param({"32", "64"})
     public int headDim;
 
+    private TileProducts products;
     private float[] query;
-    private float[] keyPanels;
     private float[] scores;
     private float[] weights;
-    private float[] valuePanels;
     private float[] out;
 
     /** Flops of one call of either product at head width {@code hd}. */
@@ -54,18 +53,16 @@ public class TileProductBenchmark {
     public void setUp() {
         int rows = TileProducts.queryRows();
         int keys = TileProducts.keys();
-        int dvPad = (headDim + TileProducts.panelWidth() - 1) / TileProducts.panelWidth() * TileProducts.panelWidth();
         SplittableRandom random = new SplittableRandom(5);
         query = uniform(random, rows * headDim);
-        keyPanels = uniform(random, keys * headDim);
+        products = new TileProducts(uniform(random, keys * headDim), headDim, uniform(random, keys * headDim), headDim);
         scores = new float[rows * keys];
         // Weights in [0, 1) and an output that stays small: the value product adds into it.
         weights = uniform(random, rows * keys);
         for (int i = 0; i < weights.length; i++) {
             weights[i] = Math.abs(weights[i]);
         }
-        valuePanels = uniform(random, keys * dvPad);
-        out = new float[rows * dvPad];
+        out = new float[rows * products.outputStride()];
     }
 
     private static float[] uniform(SplittableRandom random, int n) {
@@ -78,14 +75,14 @@ public class TileProductBenchmark {
 
     @Benchmark
     public float[] scores() {
-        TileProducts.scores(query, headDim, keyPanels, scores);
+        products.scores(query, scores);
         return scores;
     }
 
     /** Adds into the same output every call, as the core does over its key tiles (it grows linearly, far from overflow). */
     @Benchmark
     public float[] values() {
-        TileProducts.values(weights, valuePanels, out.length / TileProducts.queryRows(), out);
+        products.values(weights, out);
         return out;
     }
 }

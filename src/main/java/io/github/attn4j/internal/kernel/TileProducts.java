@@ -1,13 +1,28 @@
 package io.github.attn4j.internal.kernel;
 
+import java.util.Arrays;
+
 /**
- * The two products of one attention tile as {@link AttentionTile#online} runs them, on the active
- * micro-kernel, for benchmarks of the micro-kernel alone (jmh's {@code TileProductBenchmark}):
- * the time the attention core spends outside them is its total minus theirs. Not for use outside
- * this library and its benchmarks.
+ * The two products of one full attention tile, through the very calls {@link AttentionTile#online}
+ * makes ({@link KeyValueSource#scores} and {@link KeyValueSource#multiplyValues} on packed
+ * {@link KeyValuePanels}), for benchmarks of the products alone (jmh's
+ * {@code TileProductBenchmark}): the time the attention core spends outside them is its total
+ * minus theirs. Not for use outside this library and its benchmarks.
  */
 public final class TileProducts {
-    private TileProducts() {
+    private final KeyValuePanels panels;
+    private final KeyValueSource.Tile tile = new KeyValueSource.Tile();
+    private final int[] blockKeys = new int[AttentionKernel.BQ / Kernels.MR];
+
+    /**
+     * One key tile and one value tile, {@code keys()} rows each, row-major: {@code keys} of width
+     * {@code d}, {@code values} of width {@code dv}.
+     */
+    public TileProducts(float[] keys, int d, float[] values, int dv) {
+        int bk = AttentionKernel.BK;
+        panels = new KeyValuePanels(d, dv, bk);
+        panels.packFrom(HeadLayout.tokenMajor(keys, 0, 1, bk, 1, d, d), HeadLayout.tokenMajor(values, 0, 1, bk, 1, dv, dv), 0, 0);
+        Arrays.fill(blockKeys, bk);
     }
 
     /** Query rows per tile. */
@@ -20,33 +35,18 @@ public final class TileProducts {
         return AttentionKernel.BK;
     }
 
-    /** Columns of a packed panel. */
-    public static int panelWidth() {
-        return Kernels.NR;
+    /** Row stride of the output of {@link #values}: the value width rounded up to whole panels. */
+    public int outputStride() {
+        return panels.dvPad;
     }
 
-    /**
-     * Scores of a full tile: {@code s[r * BK + j] = q[r * d + ·] · key j}, {@code queryRows()} rows
-     * of depth d, the keys in {@code BK / NR} panels of {@code NR x d} (depth-major), one
-     * {@link MicroKernel#blocks} call per MR rows.
-     */
-    public static void scores(float[] q, int d, float[] keyPanels, float[] s) {
-        int bk = AttentionKernel.BK;
-        int nr = Kernels.NR;
-        for (int ir = 0; ir < AttentionKernel.BQ; ir += Kernels.MR) {
-            Kernels.MICRO.blocks(d, q, ir * d, d, keyPanels, 0, nr * d, bk / nr, s, ir * bk, bk, Kernels.MR, nr, false);
-        }
+    /** Scores {@code s[r * keys() + j]} of {@code queryRows()} query rows {@code q} (row-major, width d) against the key tile. */
+    public void scores(float[] q, float[] s) {
+        panels.scores(q, AttentionKernel.BQ, 0, AttentionKernel.BK, blockKeys, s, tile);
     }
 
-    /**
-     * {@code o += p · values} for a full tile: {@code queryRows()} weight rows of {@code BK},
-     * values in {@code dvPad / NR} panels of {@code NR x BK}, {@code o} rows {@code dvPad} apart.
-     */
-    public static void values(float[] p, float[] valuePanels, int dvPad, float[] o) {
-        int bk = AttentionKernel.BK;
-        int nr = Kernels.NR;
-        for (int ir = 0; ir < AttentionKernel.BQ; ir += Kernels.MR) {
-            Kernels.MICRO.blocks(bk, p, ir * bk, bk, valuePanels, 0, nr * bk, dvPad / nr, o, ir * dvPad, dvPad, Kernels.MR, nr, true);
-        }
+    /** {@code o += p · values} for {@code queryRows()} weight rows {@code p} of {@code keys()}, {@code o} rows {@link #outputStride} apart. */
+    public void values(float[] p, float[] o) {
+        panels.multiplyValues(p, 0, AttentionKernel.BK, AttentionKernel.BQ, 0, AttentionKernel.BK, null, o, tile);
     }
 }
