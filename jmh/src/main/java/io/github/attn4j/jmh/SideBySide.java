@@ -7,6 +7,8 @@ import io.github.attn4j.Precision;
 import io.github.attn4j.ScaledDotProductAttention;
 import io.github.attn4j.Tensor;
 
+import ai.onnxruntime.OrtException;
+
 import java.lang.reflect.Method;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -43,7 +45,14 @@ import java.util.SplittableRandom;
  *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}); with a fifth field,
  *       {@code decode:precision:length:threads:kvHeads}, over that many key/value heads (32:
  *       plain multi-head attention, one query row per key/value head), and with a sixth,
- *       {@code decode:precision:length:threads:kvHeads:headDim}, heads of that width (96: Phi-3-mini).</li>
+ *       {@code decode:precision:length:threads:kvHeads:headDim}, heads of that width (96: Phi-3-mini);</li>
+ *   <li>{@code ort:B:L:E:H:mask:threads}: ONNX Runtime on the layer of {@code mha} with the same
+ *       fields ({@link OnnxRuntimeAttentionBenchmark}), and {@code ortcore:hd:L:threads} its
+ *       attention op alone on the q, k, v of {@code sdpa} ({@link OnnxRuntimeAttentionCoreBenchmark},
+ *       8 heads). With {@code 'mha:1:512:512:8:none:1|ort:1:512:512:8:none:1'} and one jar twice,
+ *       B/A is attn4j's speed over ONNX Runtime's (the grid's ratio) with both in the same
+ *       drift. Only one of the two loaders may load ONNX Runtime's native library, so give
+ *       {@code ort} workloads to B only, and add {@code --enable-native-access=ALL-UNNAMED}.</li>
  * </ul>
  * A workload {@code a|b} runs {@code a} on A and {@code b} on B: with the same jar twice, two
  * settings of one build, such as {@code 'sdpa:64:512:none:1|sdpa:64:512:none:2'} for the gain
@@ -156,8 +165,56 @@ public final class SideBySide {
                         sink = module.forwardCached(token, cache);
                     };
                 }
-                default -> throw new IllegalArgumentException("workload: expected sdpa:..., mha:... or decode:..., got " + spec);
+                case "ort" -> {
+                    check(spec, p, 7);
+                    OnnxRuntimeAttentionBenchmark peer = new OnnxRuntimeAttentionBenchmark();
+                    peer.batch = Integer.parseInt(p[1]);
+                    peer.seqLen = Integer.parseInt(p[2]);
+                    peer.embedDim = Integer.parseInt(p[3]);
+                    peer.numHeads = Integer.parseInt(p[4]);
+                    peer.mask = p[5];
+                    peer.threads = Integer.parseInt(p[6]);
+                    return peer(() -> {
+                        peer.setUp();
+                        return peer;
+                    }, peer::run);
+                }
+                case "ortcore" -> {
+                    check(spec, p, 4);
+                    OnnxRuntimeAttentionCoreBenchmark peer = new OnnxRuntimeAttentionCoreBenchmark();
+                    peer.heads = 8;
+                    peer.headDim = Integer.parseInt(p[1]);
+                    peer.seqLen = Integer.parseInt(p[2]);
+                    peer.threads = Integer.parseInt(p[3]);
+                    return peer(() -> {
+                        peer.setUp();
+                        return peer;
+                    }, peer::run);
+                }
+                default -> throw new IllegalArgumentException(
+                        "workload: expected sdpa:..., mha:..., decode:..., ort:... or ortcore:..., got " + spec);
             }
+        }
+
+        /** An ONNX Runtime call as a workload: {@code setUp} once (it checks the output against attn4j's). */
+        private static Runnable peer(OrtCall setUp, OrtCall call) {
+            try {
+                setUp.run();
+            } catch (OrtException e) {
+                throw new IllegalStateException("ONNX Runtime set-up failed", e);
+            }
+            return () -> {
+                try {
+                    sink = call.run();
+                } catch (OrtException e) {
+                    throw new IllegalStateException("ONNX Runtime call failed", e);
+                }
+            };
+        }
+
+        /** A call into ONNX Runtime, which throws its checked exception. */
+        private interface OrtCall {
+            Object run() throws OrtException;
         }
 
         private static void check(String spec, String[] parts, int expected) {
