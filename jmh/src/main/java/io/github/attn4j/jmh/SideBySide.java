@@ -39,7 +39,8 @@ import java.util.SplittableRandom;
  * per workload, milliseconds per slice, then workloads:
  * <ul>
  *   <li>{@code sdpa:hd:L:mask:threads}: {@code ScaledDotProductAttention.apply} over 8 heads of
- *       width hd, L queries and keys, mask {@code none}, {@code causal} or {@code padding} (as in the benchmarks);</li>
+ *       width hd, L queries and keys, mask {@code none}, {@code causal} or {@code padding} (as in the benchmarks);
+ *       {@code sdpa:hd:L:mask:threads:B:H} over a batch of B rows of H heads;</li>
  *   <li>{@code mha:B:L:E:H:mask:threads}: {@code MultiHeadAttention.forward(x, mask, out)};</li>
  *   <li>{@code decode:precision:length:threads}: {@link CachePrecisionBenchmark}'s decode step
  *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}); with a fifth field,
@@ -129,12 +130,15 @@ public final class SideBySide {
             SplittableRandom random = new SplittableRandom(3);
             switch (p[0]) {
                 case "sdpa" -> {
-                    check(spec, p, 5);
+                    if (p.length != 7) {
+                        check(spec, p, 5);
+                    }
                     int hd = Integer.parseInt(p[1]), length = Integer.parseInt(p[2]), threads = Integer.parseInt(p[4]);
-                    Tensor q = Inputs.uniform(random, 1, 8, length, hd);
-                    Tensor k = Inputs.uniform(random, 1, 8, length, hd);
-                    Tensor v = Inputs.uniform(random, 1, 8, length, hd);
-                    AttentionMask mask = Inputs.mask(p[3], 1, length);
+                    int batch = p.length == 7 ? Integer.parseInt(p[5]) : 1, heads = p.length == 7 ? Integer.parseInt(p[6]) : 8;
+                    Tensor q = Inputs.uniform(random, batch, heads, length, hd);
+                    Tensor k = Inputs.uniform(random, batch, heads, length, hd);
+                    Tensor v = Inputs.uniform(random, batch, heads, length, hd);
+                    AttentionMask mask = Inputs.mask(p[3], batch, length);
                     float scale = (float) (1 / Math.sqrt(hd));
                     return () -> sink = ScaledDotProductAttention.apply(q, k, v, mask, scale, threads);
                 }

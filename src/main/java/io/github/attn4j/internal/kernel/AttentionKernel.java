@@ -32,6 +32,11 @@ public final class AttentionKernel {
      * The 512-bit path already used 128.
      */
     static final int BK = 128;
+    /**
+     * Sources per thread from which each task packs its own source ({@link #packedInTask}): with
+     * fewer, one task per source would leave threads idle at the end of a call.
+     */
+    static final int PACK_IN_TASK = 16;
     /** Keys per split when a source has a single query tile (decoding). */
     static final int SPLIT = 16 * BK;
     /**
@@ -60,8 +65,10 @@ public final class AttentionKernel {
      * {@code out[b, i, h] = softmax(scores(q[b, i, h] · k[b, :, g]ᵀ) + mask) · v[b, :, g]} with
      * {@code g = h / (H / KVH)}, on up to {@code threads} threads; when {@code weights} is not
      * null it receives the {@code (B, H, Lq, Lk)} softmax weights, row-major. The keys and values
-     * of each (batch, kv head) are packed once (a copy the size of k and v) and shared by the
-     * tasks of its query heads. The result is bit-identical for every thread count.
+     * of each (batch, kv head) are packed once and shared by the tasks of its query heads: all of
+     * them first (a copy the size of k and v), or, with at least {@link #PACK_IN_TASK} sources
+     * per thread, each by the one task that then runs all its query tiles. The result is
+     * bit-identical for every thread count.
      *
      * @throws IllegalArgumentException if the layouts disagree (batch, lengths, widths, head
      *                                  counts, {@code H % KVH}), {@code weights} has the wrong length,
@@ -72,12 +79,57 @@ public final class AttentionKernel {
         checkShapes(q, k, v, out, weights);
         require(threads >= 1, "threads", "at least 1", threads);
         int groups = k.heads();
+        int sources = q.batch() * groups;
+        if (weights == null && sources >= PACK_IN_TASK * threads && queryTiles(q, groups, weights) > 1) {
+            packedInTask(q, k, v, out, mask, scores, threads);
+            return;
+        }
         KeyValuePanels[] panels = AttentionWorkspace.current().panels(q.batch() * groups, k.width(), v.width(), k.length());
         Parallel.forEach(threads, q.batch() * groups, (i, worker) -> panels[i].packFrom(k, v, i / groups, i % groups));
         if (q.batch() * groups > 0) {
             run(q, java.util.Arrays.copyOf(panels, q.batch() * groups, KeyValueSource[].class), groups, out, mask, scores,
                     weights, threads);
         }
+    }
+
+    /**
+     * {@link #forward(HeadLayout, HeadLayout, HeadLayout, HeadLayout, ScoreMask, Scores, float[], int)}
+     * with one task per source that packs its keys and values into its worker's panels and runs
+     * all its query tiles right away, while the panels are in that core's cache: for many short
+     * sources (a batch of encoder sentences), where packing every source first and then reading
+     * them back left both in L3. Only without splits (more than one query tile), so every tile is
+     * computed exactly as by {@link #run}: the same bits, in another order.
+     */
+    private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
+                                     ScoreMask mask, Scores scores, int threads) {
+        int groups = k.heads();
+        int sources = q.batch() * groups;
+        int perGroup = q.heads() / groups;
+        int queryTiles = queryTiles(q, groups, null);
+        int unitRows = q.length() * perGroup;
+        int workers = Parallel.workers(threads, sources);
+        AttentionWorkspace workspace = AttentionWorkspace.current();
+        KeyValuePanels[] panels = workspace.panels(workers, k.width(), v.width(), k.length());
+        int dvPad = panels[0].dvPad;
+        TileState[] states = workspace.states(workers, k.width(), dvPad, true);
+        float[] sinks = base2(scores.sinks());
+        Parallel.forEach(threads, sources, (p, worker) -> {
+            KeyValuePanels kv = panels[worker];
+            kv.packFrom(k, v, p / groups, p % groups);
+            for (int t = 0; t < queryTiles; t++) {
+                TileRows tile = new TileRows(p / groups, p % groups * perGroup, perGroup, t * BQ,
+                        Math.min(BQ, unitRows - t * BQ));
+                AttentionTile.online(q, mask, scores, kv, states[worker], tile, 0, kv.length());
+                AttentionTile.finish(states[worker], tile, dvPad, sinks);
+                AttentionTile.store(out, states[worker].acc, dvPad, tile);
+            }
+        });
+    }
+
+    /** Query tiles per unit of heads: all heads of a group fold into one unit unless weights are kept. */
+    private static int queryTiles(HeadLayout q, int kvHeads, float[] weights) {
+        int fold = weights == null ? q.heads() / kvHeads : 1;
+        return (q.length() * fold + BQ - 1) / BQ;
     }
 
     /**

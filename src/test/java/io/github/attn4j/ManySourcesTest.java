@@ -1,0 +1,54 @@
+package io.github.attn4j;
+
+import io.github.attn4j.reference.ReferenceAttention;
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+
+import static io.github.attn4j.RandomTensors.uniform;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+/**
+ * Batches with many (batch row, key/value head) sources and more than one query tile per
+ * source, as a batch of encoder sentences: with at least 16 sources per thread each task packs
+ * its own source and runs all its query tiles, with fewer every source is packed first. One thread
+ * takes the first way and eight threads the second on these shapes; both must match the
+ * double-precision reference and each other bit for bit.
+ */
+class ManySourcesTest {
+    /** {heads, kvHeads}: plain and grouped. */
+    private static final int[][] HEADS = {{2, 2}, {4, 4}, {4, 2}, {6, 3}, {8, 2}};
+    private static final int[] WIDTHS = {7, 16, 32, 33};
+    private static final int[] THREADS = {1, 2, 3, 8};
+
+    @Test
+    void matchesReferenceAndEveryThreadCount() {
+        qt().withExamples(30).forAll(integers().between(25, 150), integers().between(1, 200),
+                        integers().between(0, RandomMasks.KINDS - 1), longs().all())
+                .checkAssert(ManySourcesTest::check);
+    }
+
+    private static void check(int lq, int lk, int maskKind, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        int[] hv = HEADS[random.nextInt(HEADS.length)];
+        int heads = hv[0], kvHeads = hv[1];
+        // 16 to 32 sources: one thread packs in each task, eight pack first.
+        int batch = (16 + random.nextInt(17) + kvHeads - 1) / kvHeads;
+        int d = WIDTHS[random.nextInt(WIDTHS.length)], dv = WIDTHS[random.nextInt(WIDTHS.length)];
+        Tensor q = uniform(random, batch, heads, lq, d);
+        Tensor k = uniform(random, batch, kvHeads, lk, d);
+        Tensor v = uniform(random, batch, kvHeads, lk, dv);
+        AttentionMask mask = RandomMasks.of(maskKind, random, batch, heads, lq, lk);
+        float scale = (float) (random.nextDouble(0.2, 2) / Math.sqrt(d));
+        String what = "B=" + batch + " H=" + heads + " KVH=" + kvHeads + " Lq=" + lq + " Lk=" + lk + " d=" + d + " dv=" + dv + " " + mask;
+        float[] one = ScaledDotProductAttention.apply(q, k, v, mask, scale, 1).toArray();
+        Tolerance.assertClose(ReferenceAttention.scaledDotProduct(q, k, v, mask, scale).output().toArray(), one, d + lk, what);
+        for (int threads : THREADS) {
+            assertArrayEquals(one, ScaledDotProductAttention.apply(q, k, v, mask, scale, threads).toArray(), 0f,
+                    what + ", " + threads + " threads");
+        }
+    }
+}
