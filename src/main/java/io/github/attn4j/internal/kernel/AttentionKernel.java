@@ -120,8 +120,7 @@ public final class AttentionKernel {
                 TileRows tile = new TileRows(p / groups, p % groups * perGroup, perGroup, t * BQ,
                         Math.min(BQ, unitRows - t * BQ));
                 AttentionTile.online(q, mask, scores, kv, states[worker], tile, 0, kv.length());
-                AttentionTile.finish(states[worker], tile, dvPad, sinks);
-                AttentionTile.store(out, states[worker].acc, dvPad, tile);
+                AttentionTile.finish(out, states[worker], tile, dvPad, sinks);
             }
         });
     }
@@ -207,8 +206,7 @@ public final class AttentionKernel {
                 AttentionTile.materialized(q, out, mask, scores, kv, ts, weights, tile);
             } else if (n == 1) {
                 AttentionTile.online(q, mask, scores, kv, ts, tile, 0, kv.length());
-                AttentionTile.finish(ts, tile, dvPad, sinks);
-                AttentionTile.store(out, ts.acc, dvPad, tile);
+                AttentionTile.finish(out, ts, tile, dvPad, sinks);
             } else {
                 int from = splitBase[p] + split * SPLIT;
                 AttentionTile.online(q, mask, scores, kv, ts, tile, from, Math.min(kv.length(), from + SPLIT));

@@ -169,16 +169,18 @@ final class AttentionTile {
     }
 
     /**
-     * Divides each output row by its softmax sum plus the head's sink term {@code 2^(sink - m)}
-     * ({@code sinks} in base 2, or null); rows with nothing to attend stay 0.
+     * Writes each output row, divided by its softmax sum plus the head's sink term
+     * {@code 2^(sink - m)} ({@code sinks} in base 2, or null), to its place in {@code out}: one
+     * pass over the accumulator. Rows with nothing to attend are 0.
      */
-    static void finish(TileState ws, TileRows tile, int dvPad, float[] sinks) {
+    static void finish(HeadLayout out, TileState ws, TileRows tile, int dvPad, float[] sinks) {
         for (int r = 0; r < tile.rows(); r++) {
             float l = ws.total(r);
             if (sinks != null && ws.rowMax[r] != Float.NEGATIVE_INFINITY) {
                 l += ExpFloat.exp2(sinks[tile.head(r)] - ws.rowMax[r]);
             }
-            Kernels.ROWS.scale(ws.acc, r * dvPad, dvPad, l > 0f ? 1f / l : 0f);
+            Kernels.ROWS.scaleInto(ws.acc, r * dvPad, out.width(), l > 0f ? 1f / l : 0f, out.data(),
+                    out.at(tile.b(), tile.token(r), tile.head(r)));
         }
     }
 

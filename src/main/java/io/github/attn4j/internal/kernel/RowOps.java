@@ -49,7 +49,12 @@ interface RowOps {
     float max(float[] x, int off, int n);
 
     /** Multiplies {@code x[off..off+n)} by {@code factor}. */
-    void scale(float[] x, int off, int n, float factor);
+    default void scale(float[] x, int off, int n, float factor) {
+        scaleInto(x, off, n, factor, x, off);
+    }
+
+    /** {@code dst[dstOff + j] = x[off + j] * factor} for {@code j < n}; {@code dst} may be {@code x} at the same offset. */
+    void scaleInto(float[] x, int off, int n, float factor, float[] dst, int dstOff);
 
     /**
      * {@code s[off + j] = fma(bias[at + j], factor, s[off + j])} for {@code j < n} (exactly

@@ -51,9 +51,9 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
-    public void scale(float[] x, int off, int n, float factor) {
-        for (int j = off; j < off + n; j++) {
-            x[j] *= factor;
+    public void scaleInto(float[] x, int off, int n, float factor, float[] dst, int dstOff) {
+        for (int j = 0; j < n; j++) {
+            dst[dstOff + j] = x[off + j] * factor;
         }
     }
 

@@ -152,15 +152,15 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
-    public void scale(float[] x, int off, int n, float factor) {
+    public void scaleInto(float[] x, int off, int n, float factor, float[] dst, int dstOff) {
         FloatVector f = FloatVector.broadcast(S, factor);
         int j = 0;
         for (; j <= n - L; j += L) {
-            FloatVector.fromArray(S, x, off + j).mul(f).intoArray(x, off + j);
+            FloatVector.fromArray(S, x, off + j).mul(f).intoArray(dst, dstOff + j);
         }
         if (j < n) {
             VectorMask<Float> tail = S.indexInRange(j, n);
-            FloatVector.fromArray(S, x, off + j, tail).mul(f).intoArray(x, off + j, tail);
+            FloatVector.fromArray(S, x, off + j, tail).mul(f).intoArray(dst, dstOff + j, tail);
         }
     }
 

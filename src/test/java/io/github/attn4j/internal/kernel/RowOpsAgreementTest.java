@@ -285,6 +285,18 @@ class RowOpsAgreementTest {
                 String what = "scale n=" + n + " off=" + r.off() + " factor=" + factor;
                 assertSameBits(xs, xv, what);
                 assertUntouched(r, xs, what);
+                // Into another array: the same products, nothing outside [at, at + n) written.
+                int at = random.nextInt(7);
+                float[] ds = new float[at + n + 5], dv = new float[at + n + 5];
+                Arrays.fill(ds, 42f);
+                Arrays.fill(dv, 42f);
+                scalar.scaleInto(r.copy(), r.off(), n, factor, ds, at);
+                vector.scaleInto(r.copy(), r.off(), n, factor, dv, at);
+                assertSameBits(ds, dv, what + " into another array at " + at);
+                for (int j = 0; j < ds.length; j++) {
+                    float want = j >= at && j < at + n ? xs[r.off() + j - at] : 42f;
+                    assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(ds[j]), what + " into, element " + j);
+                }
 
                 Row bias = row(random, n, 5, 0.1);
                 xs = r.copy();
