@@ -33,8 +33,9 @@ public final class AttentionKernel {
      */
     static final int BK = 128;
     /**
-     * Sources per thread from which each task packs its own source ({@link #packedInTask}): with
-     * fewer, one task per source would leave threads idle at the end of a call.
+     * Sources per thread from which each task packs its own source ({@link #packedInTask}) on
+     * more than one thread: with fewer, one task per source would leave threads idle at the end
+     * of a call. One thread always does.
      */
     static final int PACK_IN_TASK = 16;
     /** Keys per split when a source has a single query tile (decoding). */
@@ -66,8 +67,9 @@ public final class AttentionKernel {
      * {@code g = h / (H / KVH)}, on up to {@code threads} threads; when {@code weights} is not
      * null it receives the {@code (B, H, Lq, Lk)} softmax weights, row-major. The keys and values
      * of each (batch, kv head) are packed once and shared by the tasks of its query heads: all of
-     * them first (a copy the size of k and v), or, with at least {@link #PACK_IN_TASK} sources
-     * per thread, each by the one task that then runs all its query tiles. The result is
+     * them first (a copy the size of k and v), or, on one thread or with at least
+     * {@link #PACK_IN_TASK} sources per thread, each by the one task that then runs all its query
+     * tiles. The result is
      * bit-identical for every thread count.
      *
      * @throws IllegalArgumentException if the layouts disagree (batch, lengths, widths, head
@@ -80,7 +82,7 @@ public final class AttentionKernel {
         require(threads >= 1, "threads", "at least 1", threads);
         int groups = k.heads();
         int sources = q.batch() * groups;
-        if (weights == null && sources >= PACK_IN_TASK * threads && queryTiles(q, groups, weights) > 1) {
+        if (weights == null && (threads == 1 || sources >= PACK_IN_TASK * threads) && queryTiles(q, groups, weights) > 1) {
             packedInTask(q, k, v, out, mask, scores, threads);
             return;
         }
@@ -97,7 +99,7 @@ public final class AttentionKernel {
      * with one task per source that packs its keys and values into its worker's panels and runs
      * all its query tiles right away, while the panels are in that core's cache: for many short
      * sources (a batch of encoder sentences), where packing every source first and then reading
-     * them back left both in L3. Only without splits (more than one query tile), so every tile is
+     * them back left both in L3, and on one thread, which needs no finer tasks to stay busy. Only without splits (more than one query tile), so every tile is
      * computed exactly as by {@link #run}: the same bits, in another order.
      */
     private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
