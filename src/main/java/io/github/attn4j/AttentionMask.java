@@ -370,6 +370,17 @@ public final class AttentionMask {
         }
     }
 
+    /** Whether one of this mask's tensors (keep or additive) is backed by {@code t}'s array. */
+    boolean readsArrayOf(Tensor t) {
+        for (Part part : parts) {
+            if ((part instanceof Keep(Tensor keep) && t.sharesArray(keep))
+                    || (part instanceof Additive(Tensor bias) && t.sharesArray(bias))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** This mask in the kernels' form for scores {@code (batch, heads, queries, keys)}: see {@link MaskLowering}. */
     ScoreMask toScoreMask(int batch, int heads, int queries, int keys) {
         return MaskLowering.lower(this, batch, queries, keys);

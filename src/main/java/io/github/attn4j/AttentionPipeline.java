@@ -1,6 +1,7 @@
 package io.github.attn4j;
 
 import io.github.attn4j.internal.kernel.HeadLayout;
+import io.github.attn4j.internal.kernel.Parallel;
 import io.github.attn4j.internal.kernel.PackedMatrix;
 import io.github.attn4j.internal.kernel.WeightRows;
 
@@ -13,11 +14,20 @@ import io.github.attn4j.internal.kernel.WeightRows;
  * cross-attention reads as column views.
  */
 final class AttentionPipeline {
-    /** The attention step: reads the heads of q, k and v, writes the heads of {@code attended}. */
+    /**
+     * The attention step: reads the heads of q, k and v of batch rows {@code [firstBatch,
+     * endBatch)}, writes those rows' heads of {@code attended}, on up to {@code threads} threads.
+     */
     @FunctionalInterface
     interface Attend {
-        void run(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout attended);
+        void run(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout attended, int firstBatch, int endBatch, int threads);
     }
+
+    /**
+     * Rows (batch rows times tokens) a chunk of a chunked self-attention call aims at: its q | k | v
+     * projection (a few hundred floats wide) then stays in the core's 1 MiB L2 for its attention.
+     */
+    static final int CHUNK_ROWS = 256;
 
     private final int embedDim;
     private final int numHeads;
@@ -67,9 +77,17 @@ final class AttentionPipeline {
      * batch row {@code b} sit at position {@code start[b] + t} ({@code t} when {@code start} is
      * null). Self-attention ({@code query == key == value}) projects with the fused q | k | v
      * projection. The output goes into {@code target} (already checked), or into a new tensor
-     * when it is null; either is returned.
+     * when it is null; either is returned. {@code targetReadByAttend} says whether the attention
+     * step reads {@code target}'s array (a mask tensor over it).
+     *
+     * <p>A batch of short sequences without per-head transforms (an encoder batch) runs in chunks
+     * of whole batch rows, about {@link #CHUNK_ROWS} rows each, at least two per thread: each chunk
+     * is projected, attended and projected out by one thread while its projections are in that
+     * core's cache, instead of each stage running over the whole batch on every thread. Every row
+     * gets the same bits either way.
      */
-    Tensor run(Tensor query, Tensor key, Tensor value, int[] start, Tensor target, Attend attend) {
+    Tensor run(Tensor query, Tensor key, Tensor value, int[] start, Tensor target, boolean targetReadByAttend,
+               Attend attend) {
         int batch = query.dim(0), lq = query.dim(1), lk = key.dim(1);
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
@@ -82,11 +100,16 @@ final class AttentionPipeline {
         int outSize = Checks.elementCount("output (B, Lq, E)", batch, lq, embedDim);
 
         HeadLayout qh, kh, vh;
+        int perChunk = CHUNK_ROWS / Math.max(lq, 1);
+        if (self && start == null && transforms.isIdentity() && perChunk >= 2
+                && (batch + perChunk - 1) / perChunk >= 2 * threads && !(target != null && targetReadByAttend)) {
+            return chunked(query, batch, lq, perChunk, qkvSize, qSize, outSize, target, attend);
+        }
         if (self) {
             float[] buf = Scratch.get(Scratch.PROJECTED, qkvSize);
             int column = 0;
             for (Projection p : selfProjections) {
-                p.applyInto(query.data(), batch * lq, buf, column, width, threads);
+                p.applyInto(query.data(), 0, batch * lq, buf, column, width, threads);
                 column += p.outFeatures;
             }
             qh = HeadLayout.tokenMajor(buf, 0, batch, lq, numHeads, headDim, width);
@@ -102,13 +125,50 @@ final class AttentionPipeline {
             transforms.applyToKeys(kh, positions(start, batch, lk));
         }
         float[] attended = Scratch.get(Scratch.ATTENDED, qSize);
-        attend.run(qh, kh, vh, HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth));
+        attend.run(qh, kh, vh, HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth), 0, batch, threads);
         if (target == null) {
             return Tensor.of(out.apply(attended, batch * lq, outSize, threads), batch, lq, embedDim);
         }
         // Inputs and masks were all read above, so target may share their storage.
         float[] y = Outputs.buffer(target, false);
-        out.applyInto(attended, batch * lq, y, 0, embedDim, threads);
+        out.applyInto(attended, 0, batch * lq, y, 0, embedDim, threads);
+        Outputs.publish(target, y);
+        return target;
+    }
+
+    /**
+     * Self-attention in chunks of {@code perChunk} batch rows, one thread per chunk. A chunk reads
+     * only its own rows of the input and writes only its own rows of the output, so the output
+     * may be the input's array; the caller has excluded an output that the attention step reads.
+     */
+    private Tensor chunked(Tensor query, int batch, int lq, int perChunk, int qkvSize, int qSize, int outSize,
+                           Tensor target, Attend attend) {
+        int qWidth = numHeads * headDim;
+        int kvWidth = kvHeads * headDim;
+        int width = qWidth + 2 * kvWidth;
+        float[] x = query.data();
+        float[] buf = Scratch.get(Scratch.PROJECTED, qkvSize);
+        float[] attended = Scratch.get(Scratch.ATTENDED, qSize);
+        float[] y = target == null ? new float[outSize] : Outputs.buffer(target, false);
+        HeadLayout qh = HeadLayout.tokenMajor(buf, 0, batch, lq, numHeads, headDim, width);
+        HeadLayout kh = HeadLayout.tokenMajor(buf, qWidth, batch, lq, kvHeads, headDim, width);
+        HeadLayout vh = HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, lq, kvHeads, headDim, width);
+        HeadLayout ah = HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth);
+        int chunks = (batch + perChunk - 1) / perChunk;
+        Parallel.forEach(threads, chunks, (c, worker) -> {
+            int b0 = c * perChunk;
+            int b1 = Math.min(batch, b0 + perChunk);
+            int column = 0;
+            for (Projection p : selfProjections) {
+                p.applyInto(x, b0 * lq, (b1 - b0) * lq, buf, column, width, 1);
+                column += p.outFeatures;
+            }
+            attend.run(qh, kh, vh, ah, b0, b1, 1);
+            out.applyInto(attended, b0 * lq, (b1 - b0) * lq, y, 0, embedDim, 1);
+        });
+        if (target == null) {
+            return Tensor.of(y, batch, lq, embedDim);
+        }
         Outputs.publish(target, y);
         return target;
     }

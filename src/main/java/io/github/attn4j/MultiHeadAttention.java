@@ -1,6 +1,7 @@
 package io.github.attn4j;
 
 import io.github.attn4j.internal.kernel.AttentionKernel;
+import io.github.attn4j.internal.kernel.ScoreMask;
 
 import java.util.Arrays;
 
@@ -324,9 +325,10 @@ public final class MultiHeadAttention {
         }
         int weightsSize = withWeights ? Checks.elementCount("weights (B, H, Lq, Lk)", batch, numHeads, lq, lk) : 0;
         float[] weights = withWeights ? new float[weightsSize] : null;
-        Tensor output = pipeline.run(query, key, value, null, target, (qh, kh, vh, attended) ->
-                AttentionKernel.forward(qh, kh, vh, attended, mask.toScoreMask(batch, numHeads, lq, lk), scores, weights,
-                        threads));
+        ScoreMask scoreMask = mask.toScoreMask(batch, numHeads, lq, lk);
+        Tensor output = pipeline.run(query, key, value, null, target, target != null && mask.readsArrayOf(target),
+                (qh, kh, vh, attended, b0, b1, th) ->
+                        AttentionKernel.forward(qh, kh, vh, attended, scoreMask, scores, weights, th, b0, b1));
         return new AttentionOutput(output, weights == null ? null : Tensor.of(weights, batch, numHeads, lq, lk));
     }
 
@@ -353,7 +355,7 @@ public final class MultiHeadAttention {
         int maxKeys = Arrays.stream(rowKeys).max().orElse(0);
         AttentionMask joined = AttentionMask.causal().and(mask);
         joined.checkApplicable(batch, numHeads, t, maxKeys);
-        Tensor output = pipeline.run(xNew, xNew, xNew, start, null, (qh, kh, vh, attended) -> {
+        Tensor output = pipeline.run(xNew, xNew, xNew, start, null, false, (qh, kh, vh, attended, b0, b1, th) -> {
             // The kernel takes the query heads that share a key/value head as rows of one tile
             // (GQA), so one pass over each group's cached keys and values serves all of them.
             cache.append(kh, vh, appended);

@@ -65,25 +65,27 @@ final class Projection {
     /** Applies the layer to {@code rows} rows of {@code x} into a new {@code rows x outFeatures} array of {@code size} floats (already checked). */
     float[] apply(float[] x, int rows, int size, int threads) {
         float[] y = new float[size];
-        applyInto(x, rows, y, 0, outFeatures, threads);
+        applyInto(x, 0, rows, y, 0, outFeatures, threads);
         return y;
     }
 
     /**
-     * Writes the layer's output for {@code rows} rows of {@code x} into columns
-     * {@code [column, column + outFeatures)} of {@code y}, rows {@code ldc} floats apart, on up to
-     * {@code threads} threads.
+     * Writes the layer's output for rows {@code [firstRow, firstRow + rows)} of {@code x} into the
+     * same rows of {@code y}, columns {@code [column, column + outFeatures)}, rows {@code ldc}
+     * floats apart, on up to {@code threads} threads. Each row's result does not depend on which
+     * other rows are in the call.
      */
-    void applyInto(float[] x, int rows, float[] y, int column, int ldc, int threads) {
+    void applyInto(float[] x, int firstRow, int rows, float[] y, int column, int ldc, int threads) {
         if (rows == 0) {
             return;     // y may be empty, with no element at column
         }
+        int yOff = column + firstRow * ldc;
         if (bias != null) {
             for (int r = 0; r < rows; r++) {
-                System.arraycopy(bias, 0, y, column + r * ldc, outFeatures);
+                System.arraycopy(bias, 0, y, yOff + r * ldc, outFeatures);
             }
         }
-        Gemm.multiply(MatrixView.rowMajor(x, 0, rows, inFeatures, inFeatures), packed, y, column, ldc, bias != null,
-                threads);
+        Gemm.multiply(MatrixView.rowMajor(x, firstRow * inFeatures, rows, inFeatures, inFeatures), packed, y, yOff, ldc,
+                bias != null, threads);
     }
 }

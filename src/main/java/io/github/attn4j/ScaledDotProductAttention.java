@@ -325,15 +325,6 @@ public final class ScaledDotProductAttention {
 
     /** Whether {@code out}'s array is also the array of {@code q}, {@code k}, {@code v} or a tensor of {@code mask}. */
     private static boolean readsArrayOf(Tensor out, Tensor q, Tensor k, Tensor v, AttentionMask mask) {
-        if (out.sharesArray(q) || out.sharesArray(k) || out.sharesArray(v)) {
-            return true;
-        }
-        for (AttentionMask.Part part : mask.parts()) {
-            if ((part instanceof AttentionMask.Keep(Tensor keep) && out.sharesArray(keep))
-                    || (part instanceof AttentionMask.Additive(Tensor bias) && out.sharesArray(bias))) {
-                return true;
-            }
-        }
-        return false;
+        return out.sharesArray(q) || out.sharesArray(k) || out.sharesArray(v) || mask.readsArrayOf(out);
     }
 }

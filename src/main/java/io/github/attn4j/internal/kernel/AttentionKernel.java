@@ -69,8 +69,7 @@ public final class AttentionKernel {
      * of each (batch, kv head) are packed once and shared by the tasks of its query heads: all of
      * them first (a copy the size of k and v), or, on one thread or with at least
      * {@link #PACK_IN_TASK} sources per thread, each by the one task that then runs all its query
-     * tiles. The result is
-     * bit-identical for every thread count.
+     * tiles. The result is bit-identical for every thread count.
      *
      * @throws IllegalArgumentException if the layouts disagree (batch, lengths, widths, head
      *                                  counts, {@code H % KVH}), {@code weights} has the wrong length,
@@ -78,20 +77,35 @@ public final class AttentionKernel {
      */
     public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
                                ScoreMask mask, Scores scores, float[] weights, int threads) {
+        forward(q, k, v, out, mask, scores, weights, threads, 0, q.batch());
+    }
+
+    /**
+     * {@link #forward(HeadLayout, HeadLayout, HeadLayout, HeadLayout, ScoreMask, Scores, float[], int)}
+     * for batch rows {@code [firstBatch, endBatch)} only: the other rows of {@code out} (and of
+     * {@code weights}) are not written. Each row's result is the same as in a call over all rows.
+     *
+     * @throws IllegalArgumentException as the other overload, or if the range is not within the batch
+     */
+    public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
+                               ScoreMask mask, Scores scores, float[] weights, int threads, int firstBatch, int endBatch) {
         checkShapes(q, k, v, out, weights);
         require(threads >= 1, "threads", "at least 1", threads);
+        require(0 <= firstBatch && firstBatch <= endBatch && endBatch <= q.batch(), "batch range",
+                "0 <= firstBatch <= endBatch <= " + q.batch(), "[" + firstBatch + ", " + endBatch + ")");
         int groups = k.heads();
-        int sources = q.batch() * groups;
-        if (weights == null && (threads == 1 || sources >= PACK_IN_TASK * threads) && queryTiles(q, groups, weights) > 1) {
-            packedInTask(q, k, v, out, mask, scores, threads);
+        int sources = (endBatch - firstBatch) * groups;
+        if (sources == 0) {
             return;
         }
-        KeyValuePanels[] panels = AttentionWorkspace.current().panels(q.batch() * groups, k.width(), v.width(), k.length());
-        Parallel.forEach(threads, q.batch() * groups, (i, worker) -> panels[i].packFrom(k, v, i / groups, i % groups));
-        if (q.batch() * groups > 0) {
-            run(q, java.util.Arrays.copyOf(panels, q.batch() * groups, KeyValueSource[].class), groups, out, mask, scores,
-                    weights, threads);
+        if (weights == null && (threads == 1 || sources >= PACK_IN_TASK * threads) && queryTiles(q, groups, weights) > 1) {
+            packedInTask(q, k, v, out, mask, scores, threads, firstBatch, sources);
+            return;
         }
+        KeyValuePanels[] panels = AttentionWorkspace.current().panels(sources, k.width(), v.width(), k.length());
+        Parallel.forEach(threads, sources, (i, worker) -> panels[i].packFrom(k, v, firstBatch + i / groups, i % groups));
+        run(q, java.util.Arrays.copyOf(panels, sources, KeyValueSource[].class), groups, out, mask, scores,
+                weights, threads, firstBatch);
     }
 
     /**
@@ -103,9 +117,8 @@ public final class AttentionKernel {
      * computed exactly as by {@link #run}: the same bits, in another order.
      */
     private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
-                                     ScoreMask mask, Scores scores, int threads) {
+                                     ScoreMask mask, Scores scores, int threads, int firstBatch, int sources) {
         int groups = k.heads();
-        int sources = q.batch() * groups;
         int perGroup = q.heads() / groups;
         int queryTiles = queryTiles(q, groups, null);
         int unitRows = q.length() * perGroup;
@@ -117,9 +130,10 @@ public final class AttentionKernel {
         float[] sinks = base2(scores.sinks());
         Parallel.forEach(threads, sources, (p, worker) -> {
             KeyValuePanels kv = panels[worker];
-            kv.packFrom(k, v, p / groups, p % groups);
+            int b = firstBatch + p / groups;
+            kv.packFrom(k, v, b, p % groups);
             for (int t = 0; t < queryTiles; t++) {
-                TileRows tile = new TileRows(p / groups, p % groups * perGroup, perGroup, t * BQ,
+                TileRows tile = new TileRows(b, p % groups * perGroup, perGroup, t * BQ,
                         Math.min(BQ, unitRows - t * BQ));
                 AttentionTile.online(q, mask, scores, kv, states[worker], tile, 0, kv.length());
                 AttentionTile.finish(out, states[worker], tile, dvPad, sinks);
@@ -153,18 +167,18 @@ public final class AttentionKernel {
         require(out.batch() == q.batch() && out.heads() == q.heads() && out.length() == q.length(), "out",
                 "the batch, heads and length of q", out.batch() + "/" + out.heads() + "/" + out.length());
         if (sources.length > 0) {
-            run(q, sources, kvHeads, out, mask, scores, null, threads);
+            run(q, sources, kvHeads, out, mask, scores, null, threads, 0);
         }
     }
 
     /**
-     * One parallel pass over every source ({@code sources[b * KVH + g]}), unit of query heads (all
+     * One parallel pass over every source ({@code sources[(b - firstBatch) * KVH + g]}), unit of query heads (all
      * heads of a group together, or one head when weights are materialized), query tile and key
      * split. Query tiles are handed out last first: under a causal mask they are the longest, and
      * starting them first evens out the threads.
      */
     private static void run(HeadLayout q, KeyValueSource[] sources, int kvHeads,
-                            HeadLayout out, ScoreMask mask, Scores scores, float[] weights, int threads) {
+                            HeadLayout out, ScoreMask mask, Scores scores, float[] weights, int threads, int firstBatch) {
         int perGroup = q.heads() / kvHeads;
         int fold = weights == null ? perGroup : 1;
         int units = perGroup / fold;
@@ -178,7 +192,7 @@ public final class AttentionKernel {
         for (int p = 0; p < sources.length; p++) {
             splits[p] = 1;
             if (weights == null && queryTiles == 1) {
-                TileRows all = new TileRows(p / kvHeads, 0, fold, 0, unitRows);
+                TileRows all = new TileRows(firstBatch + p / kvHeads, 0, fold, 0, unitRows);
                 int first = Math.min(all.firstKey(mask), sources[p].length()) / BK * BK;
                 int end = all.endKey(mask, sources[p].length());
                 splitBase[p] = first;
@@ -201,7 +215,7 @@ public final class AttentionKernel {
             int unit = rest / (queryTiles * n);
             int i0 = (queryTiles - 1 - rest / n % queryTiles) * BQ;
             int split = rest % n;
-            TileRows tile = new TileRows(p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, i0,
+            TileRows tile = new TileRows(firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, i0,
                     Math.min(BQ, unitRows - i0));
             KeyValueSource kv = sources[p];
             if (weights != null) {
@@ -219,7 +233,7 @@ public final class AttentionKernel {
             float[] row = new float[dvPad];
             for (int p = 0; p < sources.length; p++) {
                 for (int unit = 0; unit < units && splits[p] > 1; unit++) {
-                    TileRows tile = new TileRows(p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
+                    TileRows tile = new TileRows(firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
                     partials.merge(firstTask[p] + unit * splits[p], splits[p], out, tile, sinks, row);
                 }
             }
