@@ -9,7 +9,9 @@ package io.github.attn4j.internal.kernel;
  * {@link #MAX_RETAINED} (a call that needs more packs into fresh panels that are dropped after
  * it), tile states are a few tens of KiB each, and partials are kept within the same bound. A
  * workspace belongs to the calling thread ({@link #current()}); the pool threads that help a call
- * use the tile states of that call's caller, never their own.
+ * use the tile states of that call's caller, never their own, except when a chunked module call
+ * runs whole one-thread attention calls on them (one chunk of an encoder batch each): then a pool
+ * thread keeps one source's panels and one tile state of its own.
  */
 final class AttentionWorkspace {
     /** Floats of packed panels and partials a thread keeps between calls: 16 Mi floats, 64 MiB. */
