@@ -8,6 +8,7 @@ import io.github.attn4j.ScaledDotProductAttention;
 import io.github.attn4j.Tensor;
 
 import ai.onnxruntime.OrtException;
+import io.github.attn4j.jmh.peer.OnnxAttentionSession;
 
 import java.lang.reflect.Method;
 import java.net.URL;
@@ -53,7 +54,8 @@ import java.util.SplittableRandom;
  *       8 heads). With {@code 'mha:1:512:512:8:none:1|ort:1:512:512:8:none:1'} and one jar twice,
  *       B/A is attn4j's speed over ONNX Runtime's (the grid's ratio) with both in the same
  *       drift. Only one of the two loaders may load ONNX Runtime's native library, so give
- *       {@code ort} workloads to B only, and add {@code --enable-native-access=ALL-UNNAMED}.</li>
+ *       {@code ort} workloads to B only, and add {@code --enable-native-access=ALL-UNNAMED}.
+ *       Its sessions do not spin ({@link OnnxAttentionSession#NO_SPIN}).</li>
  * </ul>
  * A workload {@code a|b} runs {@code a} on A and {@code b} on B: with the same jar twice, two
  * settings of one build, such as {@code 'sdpa:64:512:none:1|sdpa:64:512:none:2'} for the gain
@@ -77,6 +79,8 @@ public final class SideBySide {
                     ClassLoader.getPlatformClassLoader());
             run[i] = loader.loadClass(Workloads.class.getName()).getMethod("run", String.class, long.class);
         }
+        // ONNX Runtime's spinning workers would take the cores of the slice after theirs.
+        System.setProperty(OnnxAttentionSession.NO_SPIN, "true");
         double seconds = Double.parseDouble(args[2]);
         long slice = Long.parseLong(args[3]) * 1_000_000L;
         System.out.printf("A = %s, B = %s; median ms per call over slices of %s ms%n", args[0], args[1], args[3]);

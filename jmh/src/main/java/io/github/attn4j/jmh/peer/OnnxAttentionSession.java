@@ -21,6 +21,16 @@ import java.util.Map;
  * optimization ({@code ORT_ENABLE_ALL}).
  */
 public final class OnnxAttentionSession implements AutoCloseable {
+    /**
+     * System property: when {@code true}, sessions made afterwards run with
+     * {@code session.intra_op.allow_spinning = 0}, so their intra-op workers block instead of
+     * spinning between runs. {@code SideBySide} sets it: with spinning, ONNX Runtime's workers
+     * kept a core busy into the attn4j slice that followed (attn4j on two threads 15.0 against
+     * 12.1 and 13.6 ms when paired with itself; 11.5 against 11.5 without spinning). JMH runs
+     * leave it unset, ONNX Runtime's default.
+     */
+    public static final String NO_SPIN = "attn4j.ort.noSpin";
+
     private final OrtSession session;
     private final Map<String, OnnxTensor> inputs = new HashMap<>();
     private final Map<String, OnnxTensor> outputs;
@@ -82,6 +92,9 @@ public final class OnnxAttentionSession implements AutoCloseable {
             options.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
             if (profilePrefix != null) {
                 options.enableProfiling(profilePrefix);
+            }
+            if (Boolean.getBoolean(NO_SPIN)) {
+                options.addConfigEntry("session.intra_op.allow_spinning", "0");
             }
             session = env.createSession(model, options);
         }
