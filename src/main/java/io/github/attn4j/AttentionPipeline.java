@@ -107,11 +107,7 @@ final class AttentionPipeline {
         }
         if (self) {
             float[] buf = Scratch.get(Scratch.PROJECTED, qkvSize);
-            int column = 0;
-            for (Projection p : selfProjections) {
-                p.applyInto(query.data(), 0, batch * lq, buf, column, width, threads);
-                column += p.outFeatures;
-            }
+            projectSelf(query.data(), 0, batch * lq, buf, width, threads);
             qh = HeadLayout.tokenMajor(buf, 0, batch, lq, numHeads, headDim, width);
             kh = HeadLayout.tokenMajor(buf, qWidth, batch, lk, kvHeads, headDim, width);
             vh = HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, lk, kvHeads, headDim, width);
@@ -158,11 +154,7 @@ final class AttentionPipeline {
         Parallel.forEach(threads, chunks, (c, worker) -> {
             int b0 = c * perChunk;
             int b1 = Math.min(batch, b0 + perChunk);
-            int column = 0;
-            for (Projection p : selfProjections) {
-                p.applyInto(x, b0 * lq, (b1 - b0) * lq, buf, column, width, 1);
-                column += p.outFeatures;
-            }
+            projectSelf(x, b0 * lq, (b1 - b0) * lq, buf, width, 1);
             attend.run(qh, kh, vh, ah, b0, b1, 1);
             out.applyInto(attended, b0 * lq, (b1 - b0) * lq, y, 0, embedDim, 1);
         });
@@ -171,6 +163,15 @@ final class AttentionPipeline {
         }
         Outputs.publish(target, y);
         return target;
+    }
+
+    /** Rows {@code [firstRow, firstRow + rows)} of {@code x} through the self-attention projections, q | k | v side by side in {@code buf}. */
+    private void projectSelf(float[] x, int firstRow, int rows, float[] buf, int width, int threads) {
+        int column = 0;
+        for (Projection p : selfProjections) {
+            p.applyInto(x, firstRow, rows, buf, column, width, threads);
+            column += p.outFeatures;
+        }
     }
 
     /** Positions {@code [batch][length]}: {@code start[b] + t}, or {@code t} when {@code start} is null. */
