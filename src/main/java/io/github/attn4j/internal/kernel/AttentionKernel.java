@@ -133,7 +133,7 @@ public final class AttentionKernel {
             int b = firstBatch + p / groups;
             kv.packFrom(k, v, b, p % groups);
             for (int t = 0; t < queryTiles; t++) {
-                TileRows tile = new TileRows(b, p % groups * perGroup, perGroup, t * BQ,
+                TileRows tile = states[worker].tile.set(b, p % groups * perGroup, perGroup, t * BQ,
                         Math.min(BQ, unitRows - t * BQ));
                 AttentionTile.online(q, mask, scores, kv, states[worker], tile, 0, kv.length());
                 AttentionTile.finish(out, states[worker], tile, dvPad, sinks);
@@ -189,10 +189,11 @@ public final class AttentionKernel {
         int[] splits = new int[sources.length];
         int[] firstTask = new int[sources.length + 1];
         boolean anySplit = false;
+        TileRows whole = new TileRows();     // a source's rows all at once, on this thread
         for (int p = 0; p < sources.length; p++) {
             splits[p] = 1;
             if (weights == null && queryTiles == 1) {
-                TileRows all = new TileRows(firstBatch + p / kvHeads, 0, fold, 0, unitRows);
+                TileRows all = whole.set(firstBatch + p / kvHeads, 0, fold, 0, unitRows);
                 int first = Math.min(all.firstKey(mask), sources[p].length()) / BK * BK;
                 int end = all.endKey(mask, sources[p].length());
                 splitBase[p] = first;
@@ -215,7 +216,7 @@ public final class AttentionKernel {
             int unit = rest / (queryTiles * n);
             int i0 = (queryTiles - 1 - rest / n % queryTiles) * BQ;
             int split = rest % n;
-            TileRows tile = new TileRows(firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, i0,
+            TileRows tile = ts.tile.set(firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, i0,
                     Math.min(BQ, unitRows - i0));
             KeyValueSource kv = sources[p];
             if (weights != null) {
@@ -233,7 +234,7 @@ public final class AttentionKernel {
             float[] row = new float[dvPad];
             for (int p = 0; p < sources.length; p++) {
                 for (int unit = 0; unit < units && splits[p] > 1; unit++) {
-                    TileRows tile = new TileRows(firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
+                    TileRows tile = whole.set(firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
                     partials.merge(firstTask[p] + unit * splits[p], splits[p], out, tile, sinks, row);
                 }
             }

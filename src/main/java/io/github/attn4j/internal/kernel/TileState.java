@@ -28,6 +28,8 @@ final class TileState {
     final float[] rowSum = new float[BQ * SUM_LANES];
     final KeyValueSource.Tile keys = new KeyValueSource.Tile();
     final KeyValueSource.Tile values = new KeyValueSource.Tile();
+    /** The rows of the tile this worker is on. */
+    final TileRows tile = new TileRows();
 
     private final int d;
     private final int dvPad;
