@@ -98,7 +98,7 @@ public final class AttentionKernel {
         if (sources == 0) {
             return;
         }
-        if (weights == null && (threads == 1 || sources >= PACK_IN_TASK * threads) && queryTiles(q, groups, weights) > 1) {
+        if (weights == null && (threads == 1 || sources >= PACK_IN_TASK * threads) && foldedQueryTiles(q, groups) > 1) {
             packedInTask(q, k, v, out, mask, scores, threads, firstBatch, sources);
             return;
         }
@@ -113,14 +113,15 @@ public final class AttentionKernel {
      * with one task per source that packs its keys and values into its worker's panels and runs
      * all its query tiles right away, while the panels are in that core's cache: for many short
      * sources (a batch of encoder sentences), where packing every source first and then reading
-     * them back left both in L3, and on one thread, which needs no finer tasks to stay busy. Only without splits (more than one query tile), so every tile is
-     * computed exactly as by {@link #run}: the same bits, in another order.
+     * them back left both in L3, and on one thread, which needs no finer tasks to stay busy. Only
+     * without splits (more than one query tile), so every tile is computed exactly as by
+     * {@link #run}: the same bits, in another order.
      */
     private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
                                      ScoreMask mask, Scores scores, int threads, int firstBatch, int sources) {
         int groups = k.heads();
         int perGroup = q.heads() / groups;
-        int queryTiles = queryTiles(q, groups, null);
+        int queryTiles = foldedQueryTiles(q, groups);
         int unitRows = q.length() * perGroup;
         int workers = Parallel.workers(threads, sources);
         AttentionWorkspace workspace = AttentionWorkspace.current();
@@ -141,10 +142,9 @@ public final class AttentionKernel {
         });
     }
 
-    /** Query tiles per unit of heads: all heads of a group fold into one unit unless weights are kept. */
-    private static int queryTiles(HeadLayout q, int kvHeads, float[] weights) {
-        int fold = weights == null ? q.heads() / kvHeads : 1;
-        return (q.length() * fold + BQ - 1) / BQ;
+    /** Query tiles of one key/value head's group of query heads, folded into one unit (no weights kept). */
+    private static int foldedQueryTiles(HeadLayout q, int kvHeads) {
+        return (q.length() * (q.heads() / kvHeads) + BQ - 1) / BQ;
     }
 
     /**
