@@ -80,12 +80,11 @@ public final class KeyValuePanels extends KeyValueSource {
         for (int t = 0; t < count; t++) {
             int j = keys + t;
             int src = v.at(b, t, g);
-            boolean nonFinite = false;
-            for (int c0 = 0; c0 < dv; c0 += NR) {
-                nonFinite |= Kernels.ROWS.copyAnyNonFinite(vd, src + c0, Math.min(NR, dv - c0), valuePanels, valueIndex(j, c0));
-            }
-            if (nonFinite) {
+            if (Kernels.ROWS.anyNonFinite(vd, src, dv)) {
                 nonFiniteTiles[j / AttentionKernel.BK] = true;
+            }
+            for (int c0 = 0; c0 < dv; c0 += NR) {
+                System.arraycopy(vd, src + c0, valuePanels, valueIndex(j, c0), Math.min(NR, dv - c0));
             }
         }
         keys = needed;

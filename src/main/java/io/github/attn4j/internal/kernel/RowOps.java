@@ -81,10 +81,4 @@ interface RowOps {
 
     /** Whether any of {@code x[off..off+n)} is NaN or infinite. */
     boolean anyNonFinite(float[] x, int off, int n);
-
-    /**
-     * Copies {@code x[off..off+n)} to {@code dst[dstOff..dstOff+n)} and says whether any of them
-     * is NaN or infinite: {@link #anyNonFinite} and the copy in one pass.
-     */
-    boolean copyAnyNonFinite(float[] x, int off, int n, float[] dst, int dstOff);
 }

@@ -85,17 +85,6 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
-    public boolean copyAnyNonFinite(float[] x, int off, int n, float[] dst, int dstOff) {
-        boolean any = false;
-        for (int j = 0; j < n; j++) {
-            float v = x[off + j];
-            dst[dstOff + j] = v;
-            any |= !Float.isFinite(v);
-        }
-        return any;
-    }
-
-    @Override
     public void softcap(float[] x, int off, int n, float cap) {
         for (int j = off; j < off + n; j++) {
             x[j] = cap * ExpFloat.tanh(x[j]);

@@ -212,25 +212,6 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
-    public boolean copyAnyNonFinite(float[] x, int off, int n, float[] dst, int dstOff) {
-        // x - x is 0 for finite x and NaN otherwise; a sum of such lanes is NaN iff one was.
-        FloatVector nan = FloatVector.zero(S);
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            FloatVector v = FloatVector.fromArray(S, x, off + j);
-            v.intoArray(dst, dstOff + j);
-            nan = nan.add(v.sub(v));
-        }
-        boolean any = nan.test(VectorOperators.IS_NAN).anyTrue();
-        for (; j < n; j++) {
-            float v = x[off + j];
-            dst[dstOff + j] = v;
-            any |= !Float.isFinite(v);
-        }
-        return any;
-    }
-
-    @Override
     public void softcap(float[] x, int off, int n, float cap) {
         FloatVector c = FloatVector.broadcast(S, cap);
         int j = 0;
