@@ -15,17 +15,19 @@ import io.github.attn4j.internal.kernel.WeightRows;
  */
 final class AttentionPipeline {
     /**
-     * The attention step: reads the heads of q, k and v of batch rows {@code [firstBatch,
-     * endBatch)}, writes those rows' heads of {@code attended}, on up to {@code threads} threads.
+     * The attention step: reads the heads of q, k and v, writes the heads of {@code attended}, on
+     * up to {@code threads} threads. The layouts hold batch rows {@code [firstBatch, firstBatch +
+     * q.batch())} of the call, numbered from 0 (all of them, unless the call runs in chunks).
      */
     @FunctionalInterface
     interface Attend {
-        void run(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout attended, int firstBatch, int endBatch, int threads);
+        void run(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout attended, int firstBatch, int threads);
     }
 
     /**
      * Rows (batch rows times tokens) a chunk of a chunked self-attention call aims at: its q | k | v
-     * projection (a few hundred floats wide) then stays in the core's 1 MiB L2 for its attention.
+     * projection (a few hundred floats wide, in a buffer of the thread reused by its next chunk)
+     * then stays in the core's 1 MiB L2 for its attention.
      */
     static final int CHUNK_ROWS = 256;
 
@@ -77,17 +79,18 @@ final class AttentionPipeline {
      * batch row {@code b} sit at position {@code start[b] + t} ({@code t} when {@code start} is
      * null). Self-attention ({@code query == key == value}) projects with the fused q | k | v
      * projection. The output goes into {@code target} (already checked), or into a new tensor
-     * when it is null; either is returned. {@code targetReadByAttend} says whether the attention
-     * step reads {@code target}'s array (a mask tensor over it).
+     * when it is null; either is returned.
      *
-     * <p>A batch of short sequences without per-head transforms (an encoder batch) runs in chunks
-     * of whole batch rows, about {@link #CHUNK_ROWS} rows each, at least two per thread: each chunk
-     * is projected, attended and projected out by one thread while its projections are in that
-     * core's cache, instead of each stage running over the whole batch on every thread. Every row
-     * gets the same bits either way.
+     * <p>When {@code chunkable} (the caller's attention step can run on a chunk of the batch and
+     * does not read {@code target}'s array, as a mask tensor over it would), a batch of short
+     * sequences without per-head transforms (an encoder batch) runs in chunks of whole batch rows,
+     * about {@link #CHUNK_ROWS} rows each, at least two per thread: each chunk is projected,
+     * attended and projected out by one thread in that thread's chunk-sized buffers, while its
+     * projections are in that core's cache, instead of each stage running over the whole batch on
+     * every thread. Every row gets the same bits either way, and the scratch does not grow with
+     * the batch.
      */
-    Tensor run(Tensor query, Tensor key, Tensor value, int[] start, Tensor target, boolean targetReadByAttend,
-               Attend attend) {
+    Tensor run(Tensor query, Tensor key, Tensor value, int[] start, Tensor target, boolean chunkable, Attend attend) {
         int batch = query.dim(0), lq = query.dim(1), lk = key.dim(1);
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
@@ -102,8 +105,8 @@ final class AttentionPipeline {
         HeadLayout qh, kh, vh;
         int perChunk = CHUNK_ROWS / Math.max(lq, 1);
         if (self && start == null && transforms.isIdentity() && perChunk >= 2
-                && (batch + perChunk - 1) / perChunk >= 2 * threads && !(target != null && targetReadByAttend)) {
-            return chunked(query, batch, lq, perChunk, qkvSize, qSize, outSize, target, attend);
+                && (batch + perChunk - 1) / perChunk >= 2 * threads && chunkable) {
+            return chunked(query, batch, lq, perChunk, outSize, target, attend);
         }
         if (self) {
             float[] buf = Scratch.get(Scratch.PROJECTED, qkvSize);
@@ -121,7 +124,7 @@ final class AttentionPipeline {
             transforms.applyToKeys(kh, positions(start, batch, lk));
         }
         float[] attended = Scratch.get(Scratch.ATTENDED, qSize);
-        attend.run(qh, kh, vh, HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth), 0, batch, threads);
+        attend.run(qh, kh, vh, HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth), 0, threads);
         if (target == null) {
             return Tensor.of(out.apply(attended, batch * lq, outSize, threads), batch, lq, embedDim);
         }
@@ -133,30 +136,29 @@ final class AttentionPipeline {
     }
 
     /**
-     * Self-attention in chunks of {@code perChunk} batch rows, one thread per chunk. A chunk reads
-     * only its own rows of the input and writes only its own rows of the output, so the output
-     * may be the input's array; the caller has excluded an output that the attention step reads.
+     * Self-attention in chunks of {@code perChunk} batch rows, one thread per chunk, each in its
+     * thread's chunk-sized buffers. A chunk reads only its own rows of the input and writes only
+     * its own rows of the output, so the output may be the input's array; the caller has excluded
+     * an output that the attention step reads.
      */
-    private Tensor chunked(Tensor query, int batch, int lq, int perChunk, int qkvSize, int qSize, int outSize,
-                           Tensor target, Attend attend) {
+    private Tensor chunked(Tensor query, int batch, int lq, int perChunk, int outSize, Tensor target, Attend attend) {
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
         int width = qWidth + 2 * kvWidth;
         float[] x = query.data();
-        float[] buf = Scratch.get(Scratch.PROJECTED, qkvSize);
-        float[] attended = Scratch.get(Scratch.ATTENDED, qSize);
         float[] y = target == null ? new float[outSize] : Outputs.buffer(target, false);
-        HeadLayout qh = HeadLayout.tokenMajor(buf, 0, batch, lq, numHeads, headDim, width);
-        HeadLayout kh = HeadLayout.tokenMajor(buf, qWidth, batch, lq, kvHeads, headDim, width);
-        HeadLayout vh = HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, lq, kvHeads, headDim, width);
-        HeadLayout ah = HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth);
         int chunks = (batch + perChunk - 1) / perChunk;
         Parallel.forEach(threads, chunks, (c, worker) -> {
             int b0 = c * perChunk;
-            int b1 = Math.min(batch, b0 + perChunk);
-            projectSelf(x, b0 * lq, (b1 - b0) * lq, buf, width, 1);
-            attend.run(qh, kh, vh, ah, b0, b1, 1);
-            out.applyInto(attended, b0 * lq, (b1 - b0) * lq, y, 0, embedDim, 1);
+            int n = Math.min(batch, b0 + perChunk) - b0;
+            float[] buf = Scratch.get(Scratch.PROJECTED, n * lq * width);
+            float[] attended = Scratch.get(Scratch.ATTENDED, n * lq * qWidth);
+            projectSelf(x, b0 * lq, n * lq, buf, width, 1);
+            attend.run(HeadLayout.tokenMajor(buf, 0, n, lq, numHeads, headDim, width),
+                    HeadLayout.tokenMajor(buf, qWidth, n, lq, kvHeads, headDim, width),
+                    HeadLayout.tokenMajor(buf, qWidth + kvWidth, n, lq, kvHeads, headDim, width),
+                    HeadLayout.tokenMajor(attended, 0, n, lq, numHeads, headDim, qWidth), b0, 1);
+            out.applyInto(attended, 0, n * lq, y, b0 * lq * embedDim, embedDim, 1);
         });
         if (target == null) {
             return Tensor.of(y, batch, lq, embedDim);
@@ -165,7 +167,10 @@ final class AttentionPipeline {
         return target;
     }
 
-    /** Rows {@code [firstRow, firstRow + rows)} of {@code x} through the self-attention projections, q | k | v side by side in {@code buf}. */
+    /**
+     * Rows {@code [firstRow, firstRow + rows)} of {@code x} through the self-attention
+     * projections, q | k | v side by side in {@code buf} from its row 0.
+     */
     private void projectSelf(float[] x, int firstRow, int rows, float[] buf, int width, int threads) {
         int column = 0;
         for (Projection p : selfProjections) {

@@ -326,9 +326,11 @@ public final class MultiHeadAttention {
         int weightsSize = withWeights ? Checks.elementCount("weights (B, H, Lq, Lk)", batch, numHeads, lq, lk) : 0;
         float[] weights = withWeights ? new float[weightsSize] : null;
         ScoreMask scoreMask = mask.toScoreMask(batch, numHeads, lq, lk);
-        Tensor output = pipeline.run(query, key, value, null, target, target != null && mask.readsArrayOf(target),
-                (qh, kh, vh, attended, b0, b1, th) ->
-                        AttentionKernel.forward(qh, kh, vh, attended, scoreMask, scores, weights, th, b0, b1));
+        // Weights are one (B, H, Lq, Lk) array, written by a call over the whole batch.
+        boolean chunkable = weights == null && !(target != null && mask.readsArrayOf(target));
+        Tensor output = pipeline.run(query, key, value, null, target, chunkable, (qh, kh, vh, attended, b0, th) ->
+                AttentionKernel.forward(qh, kh, vh, attended, scoreMask.batchRows(b0, qh.batch()), scores, weights,
+                        th));
         return new AttentionOutput(output, weights == null ? null : Tensor.of(weights, batch, numHeads, lq, lk));
     }
 
@@ -355,7 +357,7 @@ public final class MultiHeadAttention {
         int maxKeys = Arrays.stream(rowKeys).max().orElse(0);
         AttentionMask joined = AttentionMask.causal().and(mask);
         joined.checkApplicable(batch, numHeads, t, maxKeys);
-        Tensor output = pipeline.run(xNew, xNew, xNew, start, null, false, (qh, kh, vh, attended, b0, b1, th) -> {
+        Tensor output = pipeline.run(xNew, xNew, xNew, start, null, false, (qh, kh, vh, attended, b0, th) -> {
             // The kernel takes the query heads that share a key/value head as rows of one tile
             // (GQA), so one pass over each group's cached keys and values serves all of them.
             cache.append(kh, vh, appended);

@@ -70,22 +70,21 @@ final class Projection {
     }
 
     /**
-     * Writes the layer's output for rows {@code [firstRow, firstRow + rows)} of {@code x} into the
-     * same rows of {@code y}, columns {@code [column, column + outFeatures)}, rows {@code ldc}
-     * floats apart, on up to {@code threads} threads. Each row's result does not depend on which
-     * other rows are in the call.
+     * Writes the layer's output for rows {@code [firstRow, firstRow + rows)} of {@code x} into
+     * {@code y}, row {@code firstRow + r} at {@code y[yOffset + r * ldc]} onwards ({@code
+     * outFeatures} floats), on up to {@code threads} threads. Each row's result does not depend on
+     * which other rows are in the call.
      */
-    void applyInto(float[] x, int firstRow, int rows, float[] y, int column, int ldc, int threads) {
+    void applyInto(float[] x, int firstRow, int rows, float[] y, int yOffset, int ldc, int threads) {
         if (rows == 0) {
-            return;     // y may be empty, with no element at column
+            return;     // y may be empty, with no element at yOffset
         }
-        int yOff = column + firstRow * ldc;
         if (bias != null) {
             for (int r = 0; r < rows; r++) {
-                System.arraycopy(bias, 0, y, yOff + r * ldc, outFeatures);
+                System.arraycopy(bias, 0, y, yOffset + r * ldc, outFeatures);
             }
         }
-        Gemm.multiply(MatrixView.rowMajor(x, firstRow * inFeatures, rows, inFeatures, inFeatures), packed, y, yOff, ldc,
+        Gemm.multiply(MatrixView.rowMajor(x, firstRow * inFeatures, rows, inFeatures, inFeatures), packed, y, yOffset, ldc,
                 bias != null, threads);
     }
 }

@@ -15,7 +15,8 @@ import static org.quicktheories.generators.SourceDSL.longs;
  * Self-attention over a batch of short sequences, which the module runs in chunks of whole batch
  * rows, one thread per chunk, when there are at least two chunks per thread: against the
  * double-precision reference, bit-identical for every thread count (eight threads take the
- * unchunked path on these batches), with and without weights, written in place over the input,
+ * unchunked path on these batches), with and without weights (a call with weights runs over the
+ * whole batch: they are one array), written in place over the input,
  * and into a tensor whose array a mask also reads.
  */
 class ChunkedForwardTest {

@@ -77,35 +77,23 @@ public final class AttentionKernel {
      */
     public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
                                ScoreMask mask, Scores scores, float[] weights, int threads) {
-        forward(q, k, v, out, mask, scores, weights, threads, 0, q.batch());
-    }
-
-    /**
-     * {@link #forward(HeadLayout, HeadLayout, HeadLayout, HeadLayout, ScoreMask, Scores, float[], int)}
-     * for batch rows {@code [firstBatch, endBatch)} only: the other rows of {@code out} (and of
-     * {@code weights}) are not written. Each row's result is the same as in a call over all rows.
-     *
-     * @throws IllegalArgumentException as the other overload, or if the range is not within the batch
-     */
-    public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
-                               ScoreMask mask, Scores scores, float[] weights, int threads, int firstBatch, int endBatch) {
         checkShapes(q, k, v, out, weights);
-        require(threads >= 1, "threads", "at least 1", threads);
-        require(0 <= firstBatch && firstBatch <= endBatch && endBatch <= q.batch(), "batch range",
-                "0 <= firstBatch <= endBatch <= " + q.batch(), "[" + firstBatch + ", " + endBatch + ")");
+        if (threads < 1) {
+            throw invalid("threads", "at least 1", threads);
+        }
         int groups = k.heads();
-        int sources = (endBatch - firstBatch) * groups;
+        int sources = q.batch() * groups;
         if (sources == 0) {
             return;
         }
         if (weights == null && (threads == 1 || sources >= PACK_IN_TASK * threads) && foldedQueryTiles(q, groups) > 1) {
-            packedInTask(q, k, v, out, mask, scores, threads, firstBatch, sources);
+            packedInTask(q, k, v, out, mask, scores, threads, sources);
             return;
         }
         KeyValuePanels[] panels = AttentionWorkspace.current().panels(sources, k.width(), v.width(), k.length());
-        Parallel.forEach(threads, sources, (i, worker) -> panels[i].packFrom(k, v, firstBatch + i / groups, i % groups));
+        Parallel.forEach(threads, sources, (i, worker) -> panels[i].packFrom(k, v, i / groups, i % groups));
         run(q, java.util.Arrays.copyOf(panels, sources, KeyValueSource[].class), groups, out, mask, scores,
-                weights, threads, firstBatch);
+                weights, threads);
     }
 
     /**
@@ -118,7 +106,7 @@ public final class AttentionKernel {
      * {@link #run}: the same bits, in another order.
      */
     private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
-                                     ScoreMask mask, Scores scores, int threads, int firstBatch, int sources) {
+                                     ScoreMask mask, Scores scores, int threads, int sources) {
         int groups = k.heads();
         int perGroup = q.heads() / groups;
         int queryTiles = foldedQueryTiles(q, groups);
@@ -131,7 +119,7 @@ public final class AttentionKernel {
         float[] sinks = base2(scores.sinks());
         Parallel.forEach(threads, sources, (p, worker) -> {
             KeyValuePanels kv = panels[worker];
-            int b = firstBatch + p / groups;
+            int b = p / groups;
             kv.packFrom(k, v, b, p % groups);
             for (int t = 0; t < queryTiles; t++) {
                 TileRows tile = states[worker].tile.set(b, p % groups * perGroup, perGroup, t * BQ,
@@ -157,28 +145,37 @@ public final class AttentionKernel {
      */
     public static void forward(HeadLayout q, KeyValueSource[] sources, int kvHeads, HeadLayout out,
                                ScoreMask mask, Scores scores, int threads) {
-        require(threads >= 1, "threads", "at least 1", threads);
-        require(kvHeads > 0 && q.heads() % kvHeads == 0, "kvHeads", "a positive divisor of q.heads = " + q.heads(), kvHeads);
-        require(sources.length == q.batch() * kvHeads, "sources", "B * KVH = " + q.batch() * kvHeads, sources.length);
-        for (KeyValueSource p : sources) {
-            require(p.d == q.width() && p.dv == out.width(), "sources",
-                    "widths " + q.width() + "/" + out.width(), p.d + "/" + p.dv);
+        if (threads < 1) {
+            throw invalid("threads", "at least 1", threads);
         }
-        require(out.batch() == q.batch() && out.heads() == q.heads() && out.length() == q.length(), "out",
-                "the batch, heads and length of q", out.batch() + "/" + out.heads() + "/" + out.length());
+        if (!(kvHeads > 0 && q.heads() % kvHeads == 0)) {
+            throw invalid("kvHeads", "a positive divisor of q.heads = " + q.heads(), kvHeads);
+        }
+        if (sources.length != q.batch() * kvHeads) {
+            throw invalid("sources", "B * KVH = " + q.batch() * kvHeads, sources.length);
+        }
+        for (KeyValueSource p : sources) {
+            if (!(p.d == q.width() && p.dv == out.width())) {
+                throw invalid("sources", "widths " + q.width() + "/" + out.width(), p.d + "/" + p.dv);
+            }
+        }
+        if (!(out.batch() == q.batch() && out.heads() == q.heads() && out.length() == q.length())) {
+            throw invalid("out", "the batch, heads and length of q",
+                    out.batch() + "/" + out.heads() + "/" + out.length());
+        }
         if (sources.length > 0) {
-            run(q, sources, kvHeads, out, mask, scores, null, threads, 0);
+            run(q, sources, kvHeads, out, mask, scores, null, threads);
         }
     }
 
     /**
-     * One parallel pass over every source ({@code sources[(b - firstBatch) * KVH + g]}), unit of query heads (all
+     * One parallel pass over every source ({@code sources[b * KVH + g]}), unit of query heads (all
      * heads of a group together, or one head when weights are materialized), query tile and key
      * split. Query tiles are handed out last first: under a causal mask they are the longest, and
      * starting them first evens out the threads.
      */
     private static void run(HeadLayout q, KeyValueSource[] sources, int kvHeads,
-                            HeadLayout out, ScoreMask mask, Scores scores, float[] weights, int threads, int firstBatch) {
+                            HeadLayout out, ScoreMask mask, Scores scores, float[] weights, int threads) {
         int perGroup = q.heads() / kvHeads;
         int fold = weights == null ? perGroup : 1;
         int units = perGroup / fold;
@@ -193,7 +190,7 @@ public final class AttentionKernel {
         for (int p = 0; p < sources.length; p++) {
             splits[p] = 1;
             if (weights == null && queryTiles == 1) {
-                TileRows all = whole.set(firstBatch + p / kvHeads, 0, fold, 0, unitRows);
+                TileRows all = whole.set(p / kvHeads, 0, fold, 0, unitRows);
                 int first = Math.min(all.firstKey(mask), sources[p].length()) / BK * BK;
                 int end = all.endKey(mask, sources[p].length());
                 splitBase[p] = first;
@@ -216,7 +213,7 @@ public final class AttentionKernel {
             int unit = rest / (queryTiles * n);
             int i0 = (queryTiles - 1 - rest / n % queryTiles) * BQ;
             int split = rest % n;
-            TileRows tile = ts.tile.set(firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, i0,
+            TileRows tile = ts.tile.set(p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, i0,
                     Math.min(BQ, unitRows - i0));
             KeyValueSource kv = sources[p];
             if (weights != null) {
@@ -234,7 +231,7 @@ public final class AttentionKernel {
             float[] row = new float[dvPad];
             for (int p = 0; p < sources.length; p++) {
                 for (int unit = 0; unit < units && splits[p] > 1; unit++) {
-                    TileRows tile = whole.set(firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
+                    TileRows tile = whole.set(p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
                     partials.merge(firstTask[p] + unit * splits[p], splits[p], out, tile, sinks, row);
                 }
             }
@@ -266,26 +263,36 @@ public final class AttentionKernel {
     }
 
     private static void checkShapes(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out, float[] weights) {
-        require(k.batch() == q.batch() && v.batch() == q.batch() && out.batch() == q.batch(), "batch",
-                "q, k, v and out to share batch " + q.batch(),
-                "k " + k.batch() + ", v " + v.batch() + ", out " + out.batch());
-        require(k.width() == q.width(), "k.width", "q.width = " + q.width(), k.width());
-        require(v.length() == k.length(), "v.length", "k.length = " + k.length(), v.length());
-        require(v.heads() == k.heads(), "v.heads", "k.heads = " + k.heads(), v.heads());
-        require(k.heads() > 0 ? q.heads() % k.heads() == 0 : q.heads() == 0, "q.heads",
-                "a multiple of k.heads = " + k.heads(), q.heads());
-        require(out.heads() == q.heads() && out.length() == q.length() && out.width() == v.width(), "out",
-                "heads " + q.heads() + ", length " + q.length() + ", width " + v.width(),
-                "heads " + out.heads() + ", length " + out.length() + ", width " + out.width());
+        if (!(k.batch() == q.batch() && v.batch() == q.batch() && out.batch() == q.batch())) {
+            throw invalid("batch", "q, k, v and out to share batch " + q.batch(),
+                    "k " + k.batch() + ", v " + v.batch() + ", out " + out.batch());
+        }
+        if (k.width() != q.width()) {
+            throw invalid("k.width", "q.width = " + q.width(), k.width());
+        }
+        if (v.length() != k.length()) {
+            throw invalid("v.length", "k.length = " + k.length(), v.length());
+        }
+        if (v.heads() != k.heads()) {
+            throw invalid("v.heads", "k.heads = " + k.heads(), v.heads());
+        }
+        if (!(k.heads() > 0 ? q.heads() % k.heads() == 0 : q.heads() == 0)) {
+            throw invalid("q.heads", "a multiple of k.heads = " + k.heads(), q.heads());
+        }
+        if (!(out.heads() == q.heads() && out.length() == q.length() && out.width() == v.width())) {
+            throw invalid("out", "heads " + q.heads() + ", length " + q.length() + ", width " + v.width(),
+                    "heads " + out.heads() + ", length " + out.length() + ", width " + out.width());
+        }
         if (weights != null) {
             long expected = (long) q.batch() * q.heads() * q.length() * k.length();
-            require(weights.length == expected, "weights", "length B*H*Lq*Lk = " + expected, weights.length);
+            if (weights.length != expected) {
+                throw invalid("weights", "length B*H*Lq*Lk = " + expected, weights.length);
+            }
         }
     }
 
-    private static void require(boolean ok, String name, String expected, Object actual) {
-        if (!ok) {
-            throw new IllegalArgumentException(name + ": expected " + expected + ", got " + actual);
-        }
+    /** The error of a failed argument check; its message is only built when a check fails. */
+    private static IllegalArgumentException invalid(String name, String expected, Object actual) {
+        return new IllegalArgumentException(name + ": expected " + expected + ", got " + actual);
     }
 }

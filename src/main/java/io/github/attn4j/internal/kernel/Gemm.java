@@ -268,7 +268,9 @@ public final class Gemm {
                     Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
                 }
                 BlockOfB block = new BlockOfB(bBuf, half, bOff, pc, kc, jc, nc, accumulate || pc > 0);
-                if (!splitColumns) {
+                if (threads == 1) {
+                    rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), 0, rowBlockCount, 0, nc, ws.a(aSize));
+                } else if (!splitColumns) {
                     Parallel.forEach(threads, rowBlockCount, (r, worker) ->
                             rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
                                     WORKSPACE.get().a(aSize)));
