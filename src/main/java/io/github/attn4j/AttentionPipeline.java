@@ -83,12 +83,12 @@ final class AttentionPipeline {
      *
      * <p>When {@code chunkable} (the caller's attention step can run on a chunk of the batch and
      * does not read {@code target}'s array, as a mask tensor over it would), a batch of short
-     * sequences without per-head transforms (an encoder batch) runs in chunks of whole batch rows,
-     * about {@link #CHUNK_ROWS} rows each, at least two per thread: each chunk is projected,
-     * attended and projected out by one thread in that thread's chunk-sized buffers, while its
-     * projections are in that core's cache, instead of each stage running over the whole batch on
-     * every thread. Every row gets the same bits either way, and the scratch does not grow with
-     * the batch.
+     * sequences (an encoder batch, or prompts prefilled without a cache) runs in chunks of whole
+     * batch rows, about {@link #CHUNK_ROWS} rows each, at least two per thread: each chunk is
+     * projected, transformed (QK-norm, RoPE), attended and projected out by one thread in that
+     * thread's chunk-sized buffers, while its projections are in that core's cache, instead of
+     * each stage running over the whole batch on every thread. Every row gets the same bits either
+     * way, and the scratch does not grow with the batch.
      */
     Tensor run(Tensor query, Tensor key, Tensor value, int[] start, Tensor target, boolean chunkable, Attend attend) {
         int batch = query.dim(0), lq = query.dim(1), lk = key.dim(1);
@@ -104,7 +104,7 @@ final class AttentionPipeline {
 
         HeadLayout qh, kh, vh;
         int perChunk = CHUNK_ROWS / Math.max(lq, 1);
-        if (self && start == null && transforms.isIdentity() && perChunk >= 2
+        if (self && start == null && perChunk >= 2
                 && (batch + perChunk - 1) / perChunk >= 2 * threads && chunkable) {
             return chunked(query, batch, lq, perChunk, outSize, target, attend);
         }
@@ -120,8 +120,9 @@ final class AttentionPipeline {
             vh = HeadLayout.tokenMajor(v.apply(value.data(), batch * lk, kvSize, threads), 0, batch, lk, kvHeads, headDim, kvWidth);
         }
         if (!transforms.isIdentity()) {
-            transforms.applyToQueries(qh, positions(start, batch, lq));
-            transforms.applyToKeys(kh, positions(start, batch, lk));
+            HeadTransforms.Positions qp = transforms.at(positions(start, batch, lq), batch, lq);
+            transforms.applyToQueries(qh, qp);
+            transforms.applyToKeys(kh, lk == lq ? qp : transforms.at(positions(start, batch, lk), batch, lk));
         }
         float[] attended = Scratch.get(Scratch.ATTENDED, qSize);
         attend.run(qh, kh, vh, HeadLayout.tokenMajor(attended, 0, batch, lq, numHeads, headDim, qWidth), 0, threads);
@@ -148,15 +149,22 @@ final class AttentionPipeline {
         float[] x = query.data();
         float[] y = target == null ? new float[outSize] : Outputs.buffer(target, false);
         int chunks = (batch + perChunk - 1) / perChunk;
+        // Every chunk's tokens sit at positions 0..lq-1: one table serves them all.
+        HeadTransforms.Positions at = transforms.isIdentity() ? null
+                : transforms.at(positions(null, perChunk, lq), perChunk, lq);
         Parallel.forEach(threads, chunks, (c, worker) -> {
             int b0 = c * perChunk;
             int n = Math.min(batch, b0 + perChunk) - b0;
             float[] buf = Scratch.get(Scratch.PROJECTED, n * lq * width);
             float[] attended = Scratch.get(Scratch.ATTENDED, n * lq * qWidth);
             projectSelf(x, b0 * lq, n * lq, buf, width, 1);
-            attend.run(HeadLayout.tokenMajor(buf, 0, n, lq, numHeads, headDim, width),
-                    HeadLayout.tokenMajor(buf, qWidth, n, lq, kvHeads, headDim, width),
-                    HeadLayout.tokenMajor(buf, qWidth + kvWidth, n, lq, kvHeads, headDim, width),
+            HeadLayout qh = HeadLayout.tokenMajor(buf, 0, n, lq, numHeads, headDim, width);
+            HeadLayout kh = HeadLayout.tokenMajor(buf, qWidth, n, lq, kvHeads, headDim, width);
+            if (at != null) {
+                transforms.applyToQueries(qh, at);
+                transforms.applyToKeys(kh, at);
+            }
+            attend.run(qh, kh, HeadLayout.tokenMajor(buf, qWidth + kvWidth, n, lq, kvHeads, headDim, width),
                     HeadLayout.tokenMajor(attended, 0, n, lq, numHeads, headDim, qWidth), b0, 1);
             out.applyInto(attended, 0, n * lq, y, b0 * lq * embedDim, embedDim, 1);
         });

@@ -91,25 +91,38 @@ final class HeadTransforms {
     }
 
     /**
-     * Normalizes (query weights) then rotates every row of {@code q} in place, token {@code t} of
-     * batch row {@code b} at {@code positions[b][t]}. Arguments already validated: the width by
-     * {@link #checkHeadDim}, positions by the caller (ignored, and may be null, without RoPE).
+     * The positions {@code [batch][length]} of the rows the transforms will be applied to, with
+     * their RoPE angles computed once: shared by the queries and keys of a self-attention call and
+     * by every chunk of its batch rows. Positions already validated by the caller.
      */
-    void applyToQueries(HeadLayout q, int[][] positions) {
+    Positions at(int[][] rows, int batch, int length) {
+        return new Positions(rows, rope == null ? null : rope.angles(rows, batch, length));
+    }
+
+    /** Positions of rows, and their angle table (null without RoPE); see {@link #at}. */
+    record Positions(int[][] rows, AngleTable angles) {
+    }
+
+    /**
+     * Normalizes (query weights) then rotates every row of {@code q} in place, token {@code t} of
+     * batch row {@code b} at {@code positions.rows()[b][t]}, the first {@code q.batch()} rows of
+     * them. Arguments already validated: the width by {@link #checkHeadDim}.
+     */
+    void applyToQueries(HeadLayout q, Positions positions) {
         apply(q, qWeight, positions);
     }
 
     /** As {@link #applyToQueries}, with the key weights. */
-    void applyToKeys(HeadLayout k, int[][] positions) {
+    void applyToKeys(HeadLayout k, Positions positions) {
         apply(k, kWeight, positions);
     }
 
-    private void apply(HeadLayout x, float[] weight, int[][] positions) {
+    private void apply(HeadLayout x, float[] weight, Positions positions) {
         if (weight != null) {
             rmsNorm(x, weight, eps);
         }
         if (rope != null) {
-            rope.rotateInPlace(x, positions);
+            rope.rotateInPlace(x, positions.rows(), positions.angles());
         }
     }
 

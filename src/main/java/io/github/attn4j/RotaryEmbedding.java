@@ -312,11 +312,27 @@ public final class RotaryEmbedding {
      * already checked against {@code rotaryDim}).
      */
     void rotateInPlace(HeadLayout x, int[][] positions) {
+        rotateInPlace(x, positions, angles(positions, x.batch(), x.length()));
+    }
+
+    /**
+     * The cos and sin of every pair at the positions {@code [batch][length]}: a table that rotates
+     * the rows of any layout whose positions are among these.
+     */
+    AngleTable angles(int[][] positions, int batch, int length) {
+        return batch == 0 || length == 0 ? null
+                : new AngleTable(positions, batch, length, invFreq, linearFactor, magnitude);
+    }
+
+    /**
+     * {@link #rotateInPlace(HeadLayout, int[][])} with the angle table of these positions, or of
+     * more (a chunk of the batch rows {@code table} was made for).
+     */
+    void rotateInPlace(HeadLayout x, int[][] positions, AngleTable table) {
         int batch = x.batch(), length = x.length(), heads = x.heads();
         if (batch == 0 || length == 0 || heads == 0) {
             return;
         }
-        AngleTable table = new AngleTable(positions, batch, length, invFreq, linearFactor, magnitude);
         int half = rotaryDim / 2;
         float[] v = x.data();
         float[] cos = table.cos, sin = table.sin;

@@ -16,13 +16,14 @@ import static org.quicktheories.generators.SourceDSL.longs;
  * rows, one thread per chunk, when there are at least two chunks per thread: against the
  * double-precision reference, bit-identical for every thread count (eight threads take the
  * unchunked path on these batches), with and without weights (a call with weights runs over the
- * whole batch: they are one array), written in place over the input,
- * and into a tensor whose array a mask also reads.
+ * whole batch: they are one array), with and without RoPE and QK-norm, written in place over the
+ * input, and into a tensor whose array a mask also reads.
  */
 class ChunkedForwardTest {
     /** (embedDim, numHeads, headDim or 0 for embedDim/numHeads, kvHeads). */
     private static final int[][] CONFIGS = {{48, 4, 0, 4}, {48, 4, 0, 2}, {40, 5, 7, 5}, {32, 8, 0, 8}};
     private static final int[] THREADS = {1, 2, 3, 8};
+    private static final float EPS = 1e-6f;
 
     @Test
     void matchesReferenceAndEveryThreadCount() {
@@ -42,9 +43,16 @@ class ChunkedForwardTest {
         float[] wv = weights(random, kvh * hd * e, bound), wo = weights(random, e * h * hd, (float) (1 / Math.sqrt(h * hd)));
         float[] bq = bias ? weights(random, h * hd, 0.5f) : null, bk = bias ? weights(random, kvh * hd, 0.5f) : null;
         float[] bv = bias ? weights(random, kvh * hd, 0.5f) : null, bo = bias ? weights(random, e, 0.5f) : null;
+        RotaryEmbedding rope = random.nextBoolean() ? MultiHeadAttentionDecoderTest.rope(random, hd) : null;
+        float[] qNorm = null, kNorm = null;
+        if (random.nextInt(3) == 0) {
+            qNorm = MultiHeadAttentionCachedTest.normWeights(random, hd);
+            kNorm = MultiHeadAttentionCachedTest.normWeights(random, hd);
+        }
         Tensor x = uniform(random, batch, length, e);
         AttentionMask mask = RandomMasks.of(maskKind, random, batch, h, length, length);
-        String what = "E=" + e + " H=" + h + " hd=" + hd + " KVH=" + kvh + " bias=" + bias + " B=" + batch + " L=" + length + " " + mask;
+        String what = "E=" + e + " H=" + h + " hd=" + hd + " KVH=" + kvh + " bias=" + bias + " B=" + batch + " L=" + length
+                + " rope=" + rope + " qkNorm=" + (qNorm != null) + " " + mask;
 
         float[] expected = null;
         float[] expectedBoth = null;
@@ -58,17 +66,25 @@ class ChunkedForwardTest {
             if (bias) {
                 builder.biases(bq, bk, bv, bo);
             }
+            if (rope != null) {
+                builder.rotary(rope);
+            }
+            if (qNorm != null) {
+                builder.qkNorm(qNorm, kNorm, EPS);
+            }
             MultiHeadAttention module = builder.build();
             float[] out = module.forward(x, mask).toArray();
             AttentionOutput both = module.forwardWithWeights(x, x, x, mask);
             if (expected == null) {
                 ReferenceAttention.Parameters p = new ReferenceAttention.Parameters(e, h, kvh, hd, e, e,
                         (float) (1 / Math.sqrt(hd)), wq, wk, wv, wo, bq, bk, bv, bo);
-                AttentionOutput reference = ReferenceAttention.multiHead(x, x, x, mask, p);
-                int reduction = e + hd + length + h * hd;
+                AttentionOutput reference = ReferenceAttention.multiHead(x, x, x, mask, p,
+                        new ReferenceAttention.DecoderOptions(rope, qNorm, kNorm, EPS, 0f, null));
+                // QK-norm and RoPE round each query and key element a few more times.
+                int reduction = e + 2 * hd + length + h * hd;
                 Tolerance.assertClose(reference.output().toArray(), out, reduction, what);
                 Tolerance.assertClose(reference.output().toArray(), both.output().toArray(), reduction, what + " (with weights)");
-                Tolerance.assertClose(reference.weights().toArray(), both.weights().toArray(), e + hd, what + " weights");
+                Tolerance.assertClose(reference.weights().toArray(), both.weights().toArray(), e + 2 * hd, what + " weights");
                 expected = out;
                 expectedBoth = both.output().toArray();
                 expectedWeights = both.weights().toArray();

@@ -131,7 +131,7 @@ class HeadTransformsTest {
             HeadTransforms tf = HeadTransforms.none().withRotary(rope).withQkNorm(qw, kw, eps);
             tf.checkHeadDim(d);
             int[][] positions = {{0, 1, 2, 3, 4}, {10, 11, 12, 400, 9000}};
-            tf.applyToQueries(HeadLayout.tokenMajor(x, 0, batch, length, heads, d, row), positions);
+            tf.applyToQueries(HeadLayout.tokenMajor(x, 0, batch, length, heads, d, row), tf.at(positions, batch, length));
             for (int b = 0; b < batch; b++) {
                 for (int t = 0; t < length; t++) {
                     int rowStart = (b * length + t) * row;
@@ -176,7 +176,8 @@ class HeadTransformsTest {
         int[][] positions = {{3, 4, 5, 6}, {0, 0, 1, 1}};
         RotaryEmbedding rope = RotaryEmbedding.of(8, 10000);
         float[] keys = x.toArray();
-        HeadTransforms.none().withRotary(rope).applyToKeys(HeadLayout.headsMajor(keys, 2, 3, 4, 8), positions);
+        HeadTransforms tf = HeadTransforms.none().withRotary(rope);
+        tf.applyToKeys(HeadLayout.headsMajor(keys, 2, 3, 4, 8), tf.at(positions, 2, 4));
         assertArrayEquals(rope.apply(x, positions).toArray(), keys);
     }
 

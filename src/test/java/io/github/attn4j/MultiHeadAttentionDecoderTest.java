@@ -106,7 +106,7 @@ class MultiHeadAttentionDecoderTest {
     }
 
     /** rotate_half or interleaved, all of the head or part of it, sometimes with linear, Llama 3.1 or YaRN scaling. */
-    private static RotaryEmbedding rope(SplittableRandom random, int hd) {
+    static RotaryEmbedding rope(SplittableRandom random, int hd) {
         int rotaryDim = random.nextBoolean() ? hd / 2 * 2 : Math.max(2, hd / 4 * 2);
         RotaryEmbedding rope = RotaryEmbedding.of(rotaryDim, random.nextBoolean() ? 10000 : 500000);
         if (random.nextBoolean()) {

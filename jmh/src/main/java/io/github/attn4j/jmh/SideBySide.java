@@ -5,6 +5,7 @@ import io.github.attn4j.KvCache;
 import io.github.attn4j.MultiHeadAttention;
 import io.github.attn4j.Precision;
 import io.github.attn4j.ScaledDotProductAttention;
+import io.github.attn4j.RotaryEmbedding;
 import io.github.attn4j.Tensor;
 
 import ai.onnxruntime.OrtException;
@@ -42,7 +43,9 @@ import java.util.SplittableRandom;
  *   <li>{@code sdpa:hd:L:mask:threads}: {@code ScaledDotProductAttention.apply} over 8 heads of
  *       width hd, L queries and keys, mask {@code none}, {@code causal} or {@code padding} (as in the benchmarks);
  *       {@code sdpa:hd:L:mask:threads:B:H} over a batch of B rows of H heads;</li>
- *   <li>{@code mha:B:L:E:H:mask:threads}: {@code MultiHeadAttention.forward(x, mask, out)};</li>
+ *   <li>{@code mha:B:L:E:H:mask:threads}: {@code MultiHeadAttention.forward(x, mask, out)};
+ *       {@code mha:B:L:E:H:mask:threads:KVH} with KVH key/value heads, and
+ *       {@code mha:B:L:E:H:mask:threads:KVH:theta} also with RoPE of that base over whole heads;</li>
  *   <li>{@code decode:precision:length:threads}: {@link CachePrecisionBenchmark}'s decode step
  *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}); with a fifth field,
  *       {@code decode:precision:length:threads:kvHeads}, over that many key/value heads (32:
@@ -147,10 +150,19 @@ public final class SideBySide {
                     return () -> sink = ScaledDotProductAttention.apply(q, k, v, mask, scale, threads);
                 }
                 case "mha" -> {
-                    check(spec, p, 7);
+                    if (p.length != 8 && p.length != 9) {
+                        check(spec, p, 7);
+                    }
                     int batch = Integer.parseInt(p[1]), length = Integer.parseInt(p[2]), embed = Integer.parseInt(p[3]);
-                    MultiHeadAttention module = MultiHeadAttention.builder(embed, Integer.parseInt(p[4])).seed(42)
-                            .threads(Integer.parseInt(p[6])).build();
+                    int heads = Integer.parseInt(p[4]);
+                    var builder = MultiHeadAttention.builder(embed, heads).seed(42).threads(Integer.parseInt(p[6]));
+                    if (p.length >= 8) {
+                        builder.kvHeads(Integer.parseInt(p[7]));
+                    }
+                    if (p.length == 9) {
+                        builder.rotary(RotaryEmbedding.of(embed / heads, Double.parseDouble(p[8])));
+                    }
+                    MultiHeadAttention module = builder.build();
                     Tensor x = Inputs.uniform(random, batch, length, embed);
                     Tensor out = Tensor.zeros(batch, length, embed);
                     AttentionMask mask = Inputs.mask(p[5], batch, length);
