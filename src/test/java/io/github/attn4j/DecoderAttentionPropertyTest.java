@@ -19,7 +19,8 @@ import static org.quicktheories.generators.SourceDSL.longs;
  *
  * <p>Tolerance: {@link Tolerance} with reduction length {@code d + Lk}, plus {@code cap} under a
  * soft-cap: {@code cap · tanh} is within 4 ulp of 1 times cap, so it adds up to
- * {@code 4 · cap · ε} to a score, the size of {@code cap} more terms of the bound.
+ * {@code 4 · cap · ε} to a score, the size of {@code cap} more terms of the bound; plus the mask's
+ * {@link Tolerance#maskBiasTerms bias terms}.
  */
 class DecoderAttentionPropertyTest {
     private static final int[][] HEADS = {{1, 1}, {2, 2}, {4, 2}, {6, 3}, {4, 1}, {8, 2}};
@@ -63,7 +64,7 @@ class DecoderAttentionPropertyTest {
                 new ReferenceAttention.ScoreOptions(scale, cap, sinks));
         String what = "B=" + batch + " H=" + heads + " KVH=" + kvHeads + " Lq=" + lq + " Lk=" + lk + " d=" + d + " dv=" + dv
                 + " cap=" + cap + " sinks=" + (sinks != null) + " " + mask;
-        int n = d + lk + (int) Math.ceil(cap);
+        int n = d + lk + (int) Math.ceil(cap) + Tolerance.maskBiasTerms(mask, lq, lk);
         Tolerance.assertClose(expected.output().toArray(), sdpa.attend(q, k, v, mask).toArray(), n, what);
         AttentionOutput both = sdpa.attendWithWeights(q, k, v, mask);
         Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), n, what + " (materialized)");

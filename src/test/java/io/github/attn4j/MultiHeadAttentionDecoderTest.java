@@ -77,8 +77,9 @@ class MultiHeadAttentionDecoderTest {
         AttentionMask mask = RandomMasks.of(maskKind, random, batch, h, lq, lk);
         AttentionOutput expected = ReferenceAttention.multiHead(query, key, value, mask, p, o);
         AttentionOutput both = module.forwardWithWeights(query, key, value, mask);
-        Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), reduction, what + " " + mask);
-        Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), Math.max(e, kdim) + 2 * hd,
+        int biasTerms = Tolerance.maskBiasTerms(mask, lq, lk);
+        Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), reduction + biasTerms, what + " " + mask);
+        Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), Math.max(e, kdim) + 2 * hd + biasTerms,
                 what + " " + mask + " weights");
         if (kdim != e || vdim != e) {
             return;
@@ -91,6 +92,7 @@ class MultiHeadAttentionDecoderTest {
         }
         AttentionMask causal = AttentionMask.causal().and(extra);
         float[] self = ReferenceAttention.multiHead(query, query, query, causal, p, o).output().toArray();
+        reduction += Tolerance.maskBiasTerms(causal, lq, lq);
         Tolerance.assertClose(self, module.forward(query, causal).toArray(), reduction, what + " self " + causal);
         KvCache cache = module.newKvCache(batch, 0);
         float[] chunked = new float[self.length];

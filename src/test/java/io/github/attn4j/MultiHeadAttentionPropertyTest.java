@@ -78,7 +78,8 @@ class MultiHeadAttentionPropertyTest {
         AttentionMask mask = RandomMasks.of(maskKind, random, batch, h, lq, lk);
 
         AttentionOutput expected = ReferenceAttention.multiHead(query, key, value, mask, p);
-        int reduction = Math.max(e, Math.max(kdim, vdim)) + hd + lk + h * hd;
+        int biasTerms = Tolerance.maskBiasTerms(mask, lq, lk);
+        int reduction = Math.max(e, Math.max(kdim, vdim)) + hd + lk + h * hd + biasTerms;
         String what = "E=" + e + " H=" + h + " hd=" + hd + " KVH=" + kvh + " kdim=" + kdim + " vdim=" + vdim
                 + " scale=" + scale + " bias=" + bias + " self=" + self
                 + " B=" + batch + " Lq=" + lq + " Lk=" + lk + " " + mask;
@@ -86,7 +87,8 @@ class MultiHeadAttentionPropertyTest {
         Tolerance.assertClose(expected.output().toArray(), out.toArray(), reduction, what);
         AttentionOutput both = module.forwardWithWeights(query, key, value, mask);
         Tolerance.assertClose(expected.output().toArray(), both.output().toArray(), reduction, what + " (with weights)");
-        Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), Math.max(e, kdim) + hd, what + " weights");
+        Tolerance.assertClose(expected.weights().toArray(), both.weights().toArray(), Math.max(e, kdim) + hd + biasTerms,
+                what + " weights");
     }
 
     /**

@@ -15,6 +15,42 @@ public final class Tolerance {
     private Tolerance() {
     }
 
+    /**
+     * Extra reduction length for the biases {@code mask} adds to scores of {@code lq} queries
+     * over {@code lk} keys: {@code ceil} of the largest |bias| it can add (ALiBi
+     * {@code slope · |i' - j|} up to {@code slope · max(Lq, Lk) - 1}, additive tensors their largest
+     * finite |value|, summed over the parts). A kernel adds a bias to a float score, rounding the
+     * sum to within ε of the logit's magnitude M (the reference keeps it exact). An error δ ≤ ε·M
+     * in every score moves each softmax weight by a factor within 2δ of 1, so an output over values
+     * in [-1, 1] by at most 2·ε·M, within M more terms of {@link #bound}; the weights likewise.
+     */
+    public static int maskBiasTerms(AttentionMask mask, int lq, int lk) {
+        double m = 0;
+        for (AttentionMask.Part part : mask.parts()) {
+            switch (part) {
+                case AttentionMask.Alibi a -> {
+                    double slope = 0;
+                    for (int h = 0; h < a.heads(); h++) {
+                        slope = Math.max(slope, Math.abs(a.slope(h)));
+                    }
+                    m += slope * (Math.max(lq, lk) - 1);
+                }
+                case AttentionMask.Additive add -> {
+                    double max = 0;
+                    for (float v : add.bias().toArray()) {
+                        if (Float.isFinite(v)) {
+                            max = Math.max(max, Math.abs(v));
+                        }
+                    }
+                    m += max;
+                }
+                default -> {
+                }
+            }
+        }
+        return (int) Math.ceil(m);
+    }
+
     /** The bound 4·ε·max(1, n)·(1 + max|expected|), ignoring non-finite expected values. */
     public static double bound(int reductionLength, float[] expected) {
         double max = 0;
