@@ -208,8 +208,10 @@ public final class AttentionMask {
         Checks.notNull(padded, "padded");
         for (int b = 0; b < padded.length; b++) {
             Checks.notNull(padded[b], "padded[" + b + "]");
-            Checks.check(padded[b].length == padded[0].length, "padded[" + b + "]",
-                    "length " + padded[0].length + " (all rows must have Lk keys)", "length " + padded[b].length);
+            if (padded[b].length != padded[0].length) {
+                throw Checks.fail("padded[" + b + "]",
+                        "length " + padded[0].length + " (all rows must have Lk keys)", "length " + padded[b].length);
+            }
         }
         return new AttentionMask(List.of(new KeyPadding(padded)));     // the keep flags are the copy
     }
@@ -226,9 +228,11 @@ public final class AttentionMask {
         boolean[][] padded = new boolean[tokenIds.length][];
         for (int b = 0; b < tokenIds.length; b++) {
             Checks.notNull(tokenIds[b], "tokenIds[" + b + "]");
-            Checks.check(tokenIds[b].length == tokenIds[0].length, "tokenIds[" + b + "]",
-                    "length " + tokenIds[0].length + " (rows must be padded to one length, see Embedding.pad)",
-                    "length " + tokenIds[b].length);
+            if (tokenIds[b].length != tokenIds[0].length) {
+                throw Checks.fail("tokenIds[" + b + "]",
+                        "length " + tokenIds[0].length + " (rows must be padded to one length, see Embedding.pad)",
+                        "length " + tokenIds[b].length);
+            }
             padded[b] = new boolean[tokenIds[b].length];
             for (int j = 0; j < padded[b].length; j++) {
                 padded[b][j] = tokenIds[b][j] == padId;
@@ -291,7 +295,9 @@ public final class AttentionMask {
         Checks.notNull(slopes, "slopes");
         Checks.check(slopes.length > 0, "slopes", "one slope per query head (at least one)", "length 0");
         for (int h = 0; h < slopes.length; h++) {
-            Checks.check(Float.isFinite(slopes[h]), "slopes[" + h + "]", "a finite value", slopes[h]);
+            if (!Float.isFinite(slopes[h])) {
+                throw Checks.fail("slopes[" + h + "]", "a finite value", slopes[h]);
+            }
         }
         return new AttentionMask(List.of(new Alibi(slopes.clone())));
     }
@@ -349,23 +355,31 @@ public final class AttentionMask {
      * @throws IllegalArgumentException naming the part and the expected vs actual shape
      */
     public void checkApplicable(int batch, int heads, int queries, int keys) {
-        String target = "(B=" + batch + ", H=" + heads + ", Lq=" + queries + ", Lk=" + keys + ")";
         for (Part part : parts) {
             switch (part) {
                 case Causal c -> {
                 }
                 case SlidingWindow w -> {
                 }
-                case Alibi a -> Checks.check(a.heads() == heads, "mask.alibi",
-                        heads + " slopes (one per query head) for scores " + target, a.heads() + " slopes");
-                case KeyPadding p -> {
-                    Checks.check(p.batch() == batch, "mask.keyPadding", batch + " rows (B) for scores " + target,
-                            p.batch() + " rows");
-                    Checks.check(batch == 0 || p.keys() == keys, "mask.keyPadding",
-                            keys + " keys per row (Lk) for scores " + target, p.keys() + " keys per row");
+                case Alibi a -> {
+                    if (a.heads() != heads) {
+                        throw Checks.fail("mask.alibi", heads + " slopes (one per query head) for scores "
+                                + scores(batch, heads, queries, keys), a.heads() + " slopes");
+                    }
                 }
-                case Keep k -> checkBroadcast(k.keep(), "mask.keep", batch, heads, queries, keys, target);
-                case Additive a -> checkBroadcast(a.bias(), "mask.additive", batch, heads, queries, keys, target);
+                case KeyPadding p -> {
+                    if (p.batch() != batch) {
+                        throw Checks.fail("mask.keyPadding", batch + " rows (B) for scores " + scores(batch, heads, queries, keys),
+                                p.batch() + " rows");
+                    }
+                    if (!(batch == 0 || p.keys() == keys)) {
+                        throw Checks.fail("mask.keyPadding",
+                                keys + " keys per row (Lk) for scores " + scores(batch, heads, queries, keys),
+                                p.keys() + " keys per row");
+                    }
+                }
+                case Keep k -> checkBroadcast(k.keep(), "mask.keep", batch, heads, queries, keys);
+                case Additive a -> checkBroadcast(a.bias(), "mask.additive", batch, heads, queries, keys);
             }
         }
     }
@@ -398,18 +412,25 @@ public final class AttentionMask {
 
     private static void checkBroadcastRank(Tensor t, String name) {
         Checks.notNull(t, name);
-        Checks.check(t.rank() == 2 || t.rank() == 4, name, "rank 2 (Lq or 1, Lk) or rank 4 (B or 1, H or 1, Lq or 1, Lk)",
-                "shape " + Arrays.toString(t.shape()));
+        if (!(t.rank() == 2 || t.rank() == 4)) {
+            throw Checks.fail(name, "rank 2 (Lq or 1, Lk) or rank 4 (B or 1, H or 1, Lq or 1, Lk)",
+                    "shape " + Arrays.toString(t.shape()));
+        }
     }
 
-    private static void checkBroadcast(Tensor t, String name, int b, int h, int q, int k, String target) {
+    private static void checkBroadcast(Tensor t, String name, int b, int h, int q, int k) {
         int[] s = t.shape();
         boolean ok = s.length == 2
                 ? (s[0] == q || s[0] == 1) && s[1] == k
                 : (s[0] == b || s[0] == 1) && (s[1] == h || s[1] == 1) && (s[2] == q || s[2] == 1) && s[3] == k;
-        String expected = s.length == 2
-                ? "shape (" + q + " or 1, " + k + ") broadcastable to scores " + target
-                : "shape (" + b + " or 1, " + h + " or 1, " + q + " or 1, " + k + ") broadcastable to scores " + target;
-        Checks.check(ok, name, expected, Arrays.toString(s));
+        if (!ok) {
+            String expected = s.length == 2 ? "shape (" + q + " or 1, " + k + ")"
+                    : "shape (" + b + " or 1, " + h + " or 1, " + q + " or 1, " + k + ")";
+            throw Checks.fail(name, expected + " broadcastable to scores " + scores(b, h, q, k), Arrays.toString(s));
+        }
+    }
+
+    private static String scores(int batch, int heads, int queries, int keys) {
+        return "(B=" + batch + ", H=" + heads + ", Lq=" + queries + ", Lk=" + keys + ")";
     }
 }

@@ -1,6 +1,7 @@
 package io.github.attn4j;
 
 import io.github.attn4j.internal.kernel.HeadLayout;
+import io.github.attn4j.internal.kernel.MatrixView;
 import io.github.attn4j.internal.kernel.Parallel;
 import io.github.attn4j.internal.kernel.PackedMatrix;
 import io.github.attn4j.internal.kernel.WeightRows;
@@ -152,27 +153,43 @@ final class AttentionPipeline {
         // Every chunk's tokens sit at positions 0..lq-1: one table serves them all.
         HeadTransforms.Positions at = transforms.isIdentity() ? null
                 : transforms.at(positions(null, perChunk, lq), perChunk, lq);
+        // Each worker's views of its buffers serve all its chunks of the same size: a call's
+        // allocation grows with its threads, not with its batch.
+        ChunkViews[] views = new ChunkViews[Parallel.workers(threads, chunks)];
         Parallel.forEach(threads, chunks, (c, worker) -> {
             int b0 = c * perChunk;
             int n = Math.min(batch, b0 + perChunk) - b0;
             float[] buf = Scratch.get(Scratch.PROJECTED, n * lq * width);
             float[] attended = Scratch.get(Scratch.ATTENDED, n * lq * qWidth);
-            projectSelf(x, b0 * lq, n * lq, buf, width, 1);
-            HeadLayout qh = HeadLayout.tokenMajor(buf, 0, n, lq, numHeads, headDim, width);
-            HeadLayout kh = HeadLayout.tokenMajor(buf, qWidth, n, lq, kvHeads, headDim, width);
-            if (at != null) {
-                transforms.applyToQueries(qh, at);
-                transforms.applyToKeys(kh, at);
+            ChunkViews v = views[worker];
+            if (v == null || v.q.data() != buf || v.attended.data() != attended || v.q.batch() != n) {
+                views[worker] = v = new ChunkViews(
+                        HeadLayout.tokenMajor(buf, 0, n, lq, numHeads, headDim, width),
+                        HeadLayout.tokenMajor(buf, qWidth, n, lq, kvHeads, headDim, width),
+                        HeadLayout.tokenMajor(buf, qWidth + kvWidth, n, lq, kvHeads, headDim, width),
+                        HeadLayout.tokenMajor(attended, 0, n, lq, numHeads, headDim, qWidth),
+                        out.rowsOf(attended, 0, n * lq));
             }
-            attend.run(qh, kh, HeadLayout.tokenMajor(buf, qWidth + kvWidth, n, lq, kvHeads, headDim, width),
-                    HeadLayout.tokenMajor(attended, 0, n, lq, numHeads, headDim, qWidth), b0, 1);
-            out.applyInto(attended, 0, n * lq, y, b0 * lq * embedDim, embedDim, 1);
+            projectSelf(x, b0 * lq, n * lq, buf, width, 1);
+            if (at != null) {
+                transforms.applyToQueries(v.q, at);
+                transforms.applyToKeys(v.k, at);
+            }
+            attend.run(v.q, v.k, v.v, v.attended, b0, 1);
+            out.applyInto(v.outInput, y, b0 * lq * embedDim, embedDim, 1);
         });
         if (target == null) {
             return Tensor.of(y, batch, lq, embedDim);
         }
         Outputs.publish(target, y);
         return target;
+    }
+
+    /**
+     * One chunk in a worker's buffers: the heads of q, k and v side by side, the attention's
+     * output, and the same output as the rows the output projection reads.
+     */
+    private record ChunkViews(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout attended, MatrixView outInput) {
     }
 
     /**

@@ -21,10 +21,20 @@ final class Checks {
         return Objects.requireNonNull(value, () -> name + " must not be null");
     }
 
+    /**
+     * Throws {@link #fail} unless {@code ok}. For constant messages only: arguments are evaluated
+     * before the call, so a message built by concatenation belongs in {@code if (...) throw fail(...)}
+     * instead, which builds it only on failure and keeps the calls free of garbage.
+     */
     static void check(boolean ok, String name, String expected, Object actual) {
         if (!ok) {
-            throw new IllegalArgumentException(name + ": expected " + expected + ", got " + describe(actual));
+            throw fail(name, expected, actual);
         }
+    }
+
+    /** The exception for argument {@code name}: what was expected and what it got. */
+    static IllegalArgumentException fail(String name, String expected, Object actual) {
+        return new IllegalArgumentException(name + ": expected " + expected + ", got " + describe(actual));
     }
 
     static int positive(int value, String name) {
@@ -34,7 +44,9 @@ final class Checks {
 
     static void rank(Tensor t, int rank, String name, String layout) {
         notNull(t, name);
-        check(t.rank() == rank, name, "rank " + rank + " " + layout, "shape " + Arrays.toString(t.shape()));
+        if (t.rank() != rank) {
+            throw fail(name, "rank " + rank + " " + layout, "shape " + Arrays.toString(t.shape()));
+        }
     }
 
     static void dim(Tensor t, int axis, int expected, String name, String what) {
@@ -47,7 +59,9 @@ final class Checks {
     /** Product of the dims as an int, or an exception naming {@code name} when it exceeds {@link #MAX_ELEMENTS}. */
     static int elementCount(String name, long... dims) {
         for (long d : dims) {
-            check(d >= 0, name, "non-negative dimensions", Arrays.toString(dims));
+            if (d < 0) {
+                throw fail(name, "non-negative dimensions", Arrays.toString(dims));
+            }
             if (d == 0) {
                 return 0;
             }

@@ -65,9 +65,11 @@ public final class Embedding {
         for (int b = 0; b < batch; b++) {
             Checks.notNull(tokenIds[b], "tokenIds[" + b + "]");
             length = tokenIds[0].length;
-            Checks.check(tokenIds[b].length == length, "tokenIds[" + b + "]",
-                    "length " + length + " (rows must be padded to one length, see Embedding.pad)",
-                    "length " + tokenIds[b].length);
+            if (tokenIds[b].length != length) {
+                throw Checks.fail("tokenIds[" + b + "]",
+                        "length " + length + " (rows must be padded to one length, see Embedding.pad)",
+                        "length " + tokenIds[b].length);
+            }
             for (int t = 0; t < length; t++) {
                 int id = tokenIds[b][t];
                 if (id < 0 || id >= vocabSize) {

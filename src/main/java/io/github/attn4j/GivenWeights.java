@@ -76,8 +76,10 @@ final class GivenWeights {
             } else {
                 int bytes = format == PackedMatrix.Format.F32 ? 4 : 2;
                 long expected = (long) bytes * rows[i] * cols[i];
-                Checks.check(segments[i].byteSize() == expected, NAMES[i], "byteSize " + expected + " (" + bytes
-                        + " bytes per " + format + " element of " + layouts[i] + ")", "byteSize " + segments[i].byteSize());
+                if (segments[i].byteSize() != expected) {
+                    throw Checks.fail(NAMES[i], "byteSize " + expected + " (" + bytes
+                            + " bytes per " + format + " element of " + layouts[i] + ")", "byteSize " + segments[i].byteSize());
+                }
                 resolved[i] = WeightRows.of(NAMES[i], segments[i], format, rows[i], cols[i]);
             }
         }

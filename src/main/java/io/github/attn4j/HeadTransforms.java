@@ -48,8 +48,10 @@ final class HeadTransforms {
         Checks.notNull(qWeight, "qWeight");
         Checks.notNull(kWeight, "kWeight");
         Checks.check(qWeight.length > 0, "qWeight", "a positive length (one weight per head dim)", "length 0");
-        Checks.check(kWeight.length == qWeight.length, "kWeight", "length qWeight.length = " + qWeight.length,
-                "length " + kWeight.length);
+        if (kWeight.length != qWeight.length) {
+            throw Checks.fail("kWeight", "length qWeight.length = " + qWeight.length,
+                    "length " + kWeight.length);
+        }
         Checks.check(Float.isFinite(eps) && eps >= 0, "eps", "a finite non-negative value", eps);
         return new HeadTransforms(qWeight.clone(), kWeight.clone(), eps, rope);
     }
@@ -82,8 +84,10 @@ final class HeadTransforms {
      */
     void checkHeadDim(int headDim) {
         if (qWeight != null) {
-            Checks.check(qWeight.length == headDim, "qWeight", "length headDim = " + headDim + " (QK-norm weights)",
-                    "length " + qWeight.length);
+            if (qWeight.length != headDim) {
+                throw Checks.fail("qWeight", "length headDim = " + headDim + " (QK-norm weights)",
+                        "length " + qWeight.length);
+            }
         }
         if (rope != null) {
             rope.checkHeadDim(headDim);

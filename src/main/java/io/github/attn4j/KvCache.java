@@ -220,8 +220,10 @@ public final class KvCache {
         Checks.dim(k, 0, batch, "k", "batch B of the cache");
         Checks.dim(k, 1, heads, "k", "kvHeads of the cache");
         Checks.dim(k, 3, headDim, "k", "headDim of the cache");
-        Checks.check(java.util.Arrays.equals(v.shape(), k.shape()), "v", "the shape of k " + java.util.Arrays.toString(k.shape()),
-                java.util.Arrays.toString(v.shape()));
+        if (!java.util.Arrays.equals(v.shape(), k.shape())) {
+            throw Checks.fail("v", "the shape of k " + java.util.Arrays.toString(k.shape()),
+                    java.util.Arrays.toString(v.shape()));
+        }
         int t = k.dim(2);
         checkTokens(tokens, t);
         checkRoom(t, tokens);
@@ -240,8 +242,10 @@ public final class KvCache {
      */
     public void truncate(int row, int newLength) {
         checkRow(row);
-        Checks.check(newLength >= 0 && newLength <= lengths[row], "newLength",
-                "a length in [0, " + lengths[row] + "] (row " + row + ")", newLength);
+        if (!(newLength >= 0 && newLength <= lengths[row])) {
+            throw Checks.fail("newLength",
+                    "a length in [0, " + lengths[row] + "] (row " + row + ")", newLength);
+        }
         for (int g = 0; g < heads; g++) {
             panels[row * heads + g].truncate(newLength);
         }
@@ -259,8 +263,10 @@ public final class KvCache {
         for (int len : lengths) {
             shortest = Math.min(shortest, len);
         }
-        Checks.check(newLength >= 0 && newLength <= (batch == 0 ? 0 : shortest), "newLength",
-                "a length in [0, " + (batch == 0 ? 0 : shortest) + "]", newLength);
+        if (!(newLength >= 0 && newLength <= (batch == 0 ? 0 : shortest))) {
+            throw Checks.fail("newLength",
+                    "a length in [0, " + (batch == 0 ? 0 : shortest) + "]", newLength);
+        }
         for (int b = 0; b < batch; b++) {
             truncate(b, newLength);
         }
@@ -291,9 +297,13 @@ public final class KvCache {
         if (tokens == null) {
             return;
         }
-        Checks.check(tokens.length == batch, "tokens", "one count per batch row (" + batch + ")", "length " + tokens.length);
+        if (tokens.length != batch) {
+            throw Checks.fail("tokens", "one count per batch row (" + batch + ")", "length " + tokens.length);
+        }
         for (int b = 0; b < batch; b++) {
-            Checks.check(tokens[b] >= 0 && tokens[b] <= t, "tokens[" + b + "]", "a count in [0, T = " + t + "]", tokens[b]);
+            if (!(tokens[b] >= 0 && tokens[b] <= t)) {
+                throw Checks.fail("tokens[" + b + "]", "a count in [0, T = " + t + "]", tokens[b]);
+            }
         }
     }
 
@@ -334,12 +344,16 @@ public final class KvCache {
     }
 
     private void checkRow(int row) {
-        Checks.check(row >= 0 && row < batch, "row", "a batch row in [0, " + batch + ")", row);
+        if (!(row >= 0 && row < batch)) {
+            throw Checks.fail("row", "a batch row in [0, " + batch + ")", row);
+        }
     }
 
     private static void checkCapacity(String name, long tokens, int headDim) {
         int max = KeyValueSource.maxCapacity(headDim, headDim, Checks.MAX_ELEMENTS);
-        Checks.check(tokens <= max, name, "at most " + max + " tokens (each (batch, kv head) keeps its keys and values"
-                + " in arrays of at most " + Checks.MAX_ELEMENTS + " floats)", tokens);
+        if (tokens > max) {
+            throw Checks.fail(name, "at most " + max + " tokens (each (batch, kv head) keeps its keys and values"
+                    + " in arrays of at most " + Checks.MAX_ELEMENTS + " floats)", tokens);
+        }
     }
 }

@@ -329,8 +329,7 @@ public final class MultiHeadAttention {
         // Weights are one (B, H, Lq, Lk) array, written by a call over the whole batch.
         boolean chunkable = weights == null && !(target != null && mask.readsArrayOf(target));
         Tensor output = pipeline.run(query, key, value, null, target, chunkable, (qh, kh, vh, attended, b0, th) ->
-                AttentionKernel.forward(qh, kh, vh, attended, scoreMask.batchRows(b0, qh.batch()), scores, weights,
-                        th));
+                AttentionKernel.forward(qh, kh, vh, attended, scoreMask, b0, scores, weights, th));
         return new AttentionOutput(output, weights == null ? null : Tensor.of(weights, batch, numHeads, lq, lk));
     }
 
@@ -341,8 +340,10 @@ public final class MultiHeadAttention {
         checkCache(cache);
         Checks.dim(xNew, 0, cache.batch(), "xNew", "batch B of the cache");
         Checks.dim(xNew, 2, embedDim, "xNew", "embedDim E");
-        Checks.check(keyDim == embedDim && valueDim == embedDim, "keyDim/valueDim",
-                "equal to embedDim = " + embedDim + " for cached self-attention", keyDim + "/" + valueDim);
+        if (!(keyDim == embedDim && valueDim == embedDim)) {
+            throw Checks.fail("keyDim/valueDim",
+                    "equal to embedDim = " + embedDim + " for cached self-attention", keyDim + "/" + valueDim);
+        }
         int batch = xNew.dim(0), t = xNew.dim(1);
         int[] appended = tokens == null ? null : tokens.clone();
         cache.checkTokens(appended, t);
@@ -378,9 +379,11 @@ public final class MultiHeadAttention {
             Checks.check(cache.owner() == this, "cache", "a cache made by this module's newKvCache or KvCache.create",
                     "a cache of another module");
         } else {
-            Checks.check(cache.kvHeads() == kvHeads && cache.headDim() == headDim, "cache",
-                    "kvHeads = " + kvHeads + " and headDim = " + headDim,
-                    "kvHeads = " + cache.kvHeads() + " and headDim = " + cache.headDim());
+            if (!(cache.kvHeads() == kvHeads && cache.headDim() == headDim)) {
+                throw Checks.fail("cache",
+                        "kvHeads = " + kvHeads + " and headDim = " + headDim,
+                        "kvHeads = " + cache.kvHeads() + " and headDim = " + cache.headDim());
+            }
         }
     }
 }

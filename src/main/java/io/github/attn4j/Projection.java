@@ -79,12 +79,21 @@ final class Projection {
         if (rows == 0) {
             return;     // y may be empty, with no element at yOffset
         }
+        applyInto(rowsOf(x, firstRow, rows), y, yOffset, ldc, threads);
+    }
+
+    /** Rows {@code [firstRow, firstRow + rows)} of {@code x} as this layer's input, for {@link #applyInto(MatrixView, float[], int, int, int)}. */
+    MatrixView rowsOf(float[] x, int firstRow, int rows) {
+        return MatrixView.rowMajor(x, firstRow * inFeatures, rows, inFeatures, inFeatures);
+    }
+
+    /** {@link #applyInto(float[], int, int, float[], int, int, int)} for the rows of a view from {@link #rowsOf}. */
+    void applyInto(MatrixView x, float[] y, int yOffset, int ldc, int threads) {
         if (bias != null) {
-            for (int r = 0; r < rows; r++) {
+            for (int r = 0; r < x.rows(); r++) {
                 System.arraycopy(bias, 0, y, yOffset + r * ldc, outFeatures);
             }
         }
-        Gemm.multiply(MatrixView.rowMajor(x, firstRow * inFeatures, rows, inFeatures, inFeatures), packed, y, yOffset, ldc,
-                bias != null, threads);
+        Gemm.multiply(x, packed, y, yOffset, ldc, bias != null, threads);
     }
 }

@@ -66,8 +66,10 @@ public final class RotaryEmbedding {
         public Llama3Scaling {
             checkFactor(factor, "factor");
             checkFactor(lowFreqFactor, "lowFreqFactor");
-            Checks.check(Double.isFinite(highFreqFactor) && highFreqFactor > lowFreqFactor, "highFreqFactor",
-                    "a finite value > lowFreqFactor = " + lowFreqFactor, highFreqFactor);
+            if (!(Double.isFinite(highFreqFactor) && highFreqFactor > lowFreqFactor)) {
+                throw Checks.fail("highFreqFactor",
+                        "a finite value > lowFreqFactor = " + lowFreqFactor, highFreqFactor);
+            }
             Checks.positive(originalMaxPositions, "originalMaxPositions");
         }
     }
@@ -100,8 +102,10 @@ public final class RotaryEmbedding {
             checkFactor(factor, "factor");
             Checks.positive(originalMaxPositions, "originalMaxPositions");
             checkFactor(betaSlow, "betaSlow");
-            Checks.check(Double.isFinite(betaFast) && betaFast > betaSlow, "betaFast",
-                    "a finite value > betaSlow = " + betaSlow, betaFast);
+            if (!(Double.isFinite(betaFast) && betaFast > betaSlow)) {
+                throw Checks.fail("betaFast",
+                        "a finite value > betaSlow = " + betaSlow, betaFast);
+            }
             checkFactor(attentionFactor, "attentionFactor");
         }
 
@@ -354,16 +358,22 @@ public final class RotaryEmbedding {
 
     /** Throws unless {@code rotaryDim} fits in a head of {@code headDim} values. */
     void checkHeadDim(int headDim) {
-        Checks.check(rotaryDim <= headDim, "rotaryDim", "at most headDim = " + headDim, rotaryDim);
+        if (rotaryDim > headDim) {
+            throw Checks.fail("rotaryDim", "at most headDim = " + headDim, rotaryDim);
+        }
     }
 
     /** Throws unless {@code positions} holds {@code batch} rows of {@code length} non-negative positions. */
     static void checkPositions(int[][] positions, int batch, int length) {
         Checks.notNull(positions, "positions");
-        Checks.check(positions.length == batch, "positions", "B = " + batch + " rows", positions.length);
+        if (positions.length != batch) {
+            throw Checks.fail("positions", "B = " + batch + " rows", positions.length);
+        }
         for (int b = 0; b < batch; b++) {
             int[] row = Checks.notNull(positions[b], "positions[" + b + "]");
-            Checks.check(row.length == length, "positions[" + b + "]", "length L = " + length, row.length);
+            if (row.length != length) {
+                throw Checks.fail("positions[" + b + "]", "length L = " + length, row.length);
+            }
             for (int t = 0; t < length; t++) {
                 if (row[t] < 0) {
                     throw new IllegalArgumentException("positions[" + b + "][" + t

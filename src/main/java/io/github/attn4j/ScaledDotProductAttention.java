@@ -87,7 +87,9 @@ public final class ScaledDotProductAttention {
         public Builder sinks(float[] logits) {
             Checks.notNull(logits, "sinks");
             for (int h = 0; h < logits.length; h++) {
-                Checks.check(Float.isFinite(logits[h]), "sinks[" + h + "]", "a finite value", logits[h]);
+                if (!Float.isFinite(logits[h])) {
+                    throw Checks.fail("sinks[" + h + "]", "a finite value", logits[h]);
+                }
             }
             this.sinks = logits.clone();
             return this;
@@ -178,12 +180,16 @@ public final class ScaledDotProductAttention {
         int batch = q.dim(0), heads = q.dim(1), t = q.dim(2), d = q.dim(3);
         Checks.dim(q, 0, cache.batch(), "q", "batch B of the cache");
         Checks.dim(q, 3, cache.headDim(), "q", "headDim of the cache");
-        Checks.check(heads % cache.kvHeads() == 0, "q", "a number of heads that is a multiple of the cache's "
-                + cache.kvHeads() + " kv heads", heads);
+        if (heads % cache.kvHeads() != 0) {
+            throw Checks.fail("q", "a number of heads that is a multiple of the cache's "
+                    + cache.kvHeads() + " kv heads", heads);
+        }
         int[] rowKeys = cache.lengths();
         for (int b = 0; b < batch; b++) {
-            Checks.check(rowKeys[b] >= t, "cache.length(" + b + ")", "at least T = " + t + " (the queries' tokens are cached)",
-                    rowKeys[b]);
+            if (rowKeys[b] < t) {
+                throw Checks.fail("cache.length(" + b + ")", "at least T = " + t + " (the queries' tokens are cached)",
+                        rowKeys[b]);
+            }
         }
         int keys = cache.length();
         mask.checkApplicable(batch, heads, t, keys);
@@ -199,7 +205,9 @@ public final class ScaledDotProductAttention {
     private AttentionKernel.Scores scores(Tensor q) {
         int heads = q.dim(1);
         if (sinks != null) {
-            Checks.check(sinks.length == heads, "sinks", "one logit per query head (" + heads + ")", "length " + sinks.length);
+            if (sinks.length != heads) {
+                throw Checks.fail("sinks", "one logit per query head (" + heads + ")", "length " + sinks.length);
+            }
         }
         float s = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(q.dim(3))) : scale;
         return new AttentionKernel.Scores(s, softcap, sinks);
@@ -296,8 +304,10 @@ public final class ScaledDotProductAttention {
         Checks.dim(v, 0, batch, "v", "batch B (from q)");
         Checks.dim(v, 1, kvHeads, "v", "key/value heads KVH (from k)");
         Checks.dim(v, 2, lk, "v", "key length Lk (from k)");
-        Checks.check(kvHeads > 0 ? heads % kvHeads == 0 : heads == 0, "k",
-                "a number of key/value heads that divides the " + heads + " query heads", kvHeads);
+        if (!(kvHeads > 0 ? heads % kvHeads == 0 : heads == 0)) {
+            throw Checks.fail("k",
+                    "a number of key/value heads that divides the " + heads + " query heads", kvHeads);
+        }
         mask.checkApplicable(batch, heads, lq, lk);
 
         Checks.elementCount("output (B, H, Lq, dv)", batch, heads, lq, dv);
@@ -315,7 +325,7 @@ public final class ScaledDotProductAttention {
                 HeadLayout.headsMajor(k.data(), batch, kvHeads, lk, d),
                 HeadLayout.headsMajor(v.data(), batch, kvHeads, lk, dv),
                 HeadLayout.headsMajor(result, batch, heads, lq, dv),
-                mask.toScoreMask(batch, heads, lq, lk), scores,
+                mask.toScoreMask(batch, heads, lq, lk), 0, scores,
                 weights == null ? null : weights.data(), threads);
         if (target != null) {
             Outputs.publish(target, result);

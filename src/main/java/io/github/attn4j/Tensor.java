@@ -61,8 +61,10 @@ public final class Tensor {
         Checks.notNull(segment, "segment");
         int[] s = validShape(shape);
         long count = count(s);
-        Checks.check(segment.byteSize() == 4 * count, "segment", "byteSize " + 4 * count + " (4 bytes per element of shape "
-                + Arrays.toString(s) + ")", "byteSize " + segment.byteSize());
+        if (segment.byteSize() != 4 * count) {
+            throw Checks.fail("segment", "byteSize " + 4 * count + " (4 bytes per element of shape "
+                    + Arrays.toString(s) + ")", "byteSize " + segment.byteSize());
+        }
         if (segment.heapBase().orElse(null) instanceof float[] array && array.length == count
                 && segment.address() == 0) {
             return new Tensor(array, s);
@@ -84,8 +86,10 @@ public final class Tensor {
         Checks.notNull(data, "data");
         int[] s = validShape(shape);
         long count = count(s);
-        Checks.check(count == data.length, "data", "length " + count + " for shape " + Arrays.toString(s),
-                "length " + data.length);
+        if (count != data.length) {
+            throw Checks.fail("data", "length " + count + " for shape " + Arrays.toString(s),
+                    "length " + data.length);
+        }
         return new Tensor(data, s);
     }
 
@@ -126,7 +130,9 @@ public final class Tensor {
      */
     public int dim(int axis) {
         int a = axis < 0 ? axis + shape.length : axis;
-        Checks.check(a >= 0 && a < shape.length, "axis", "a value in [" + -shape.length + ", " + shape.length + ")", axis);
+        if (!(a >= 0 && a < shape.length)) {
+            throw Checks.fail("axis", "a value in [" + -shape.length + ", " + shape.length + ")", axis);
+        }
         return shape[a];
     }
 
@@ -147,8 +153,10 @@ public final class Tensor {
      */
     public float get(int... index) {
         Checks.notNull(index, "index");
-        Checks.check(index.length == shape.length, "index", shape.length + " coordinates for shape "
-                + Arrays.toString(shape), index.length + " coordinates " + Arrays.toString(index));
+        if (index.length != shape.length) {
+            throw Checks.fail("index", shape.length + " coordinates for shape "
+                    + Arrays.toString(shape), index.length + " coordinates " + Arrays.toString(index));
+        }
         int flat = 0;
         for (int i = 0; i < shape.length; i++) {
             if (index[i] < 0 || index[i] >= shape[i]) {
@@ -177,8 +185,10 @@ public final class Tensor {
      */
     public Tensor reshape(int... newShape) {
         int[] s = validShape(newShape);
-        Checks.check(count(s) == size, "newShape", "element count " + size + " (shape "
-                + Arrays.toString(shape) + ")", Arrays.toString(s) + " with " + count(s) + " elements");
+        if (count(s) != size) {
+            throw Checks.fail("newShape", "element count " + size + " (shape "
+                    + Arrays.toString(shape) + ")", Arrays.toString(s) + " with " + count(s) + " elements");
+        }
         return data != null ? new Tensor(data, s) : new Tensor(segment, size, s);
     }
 
@@ -226,7 +236,9 @@ public final class Tensor {
         Checks.notNull(shape, "shape");
         Checks.check(shape.length > 0, "shape", "at least one dimension", "[]");
         for (int d : shape) {
-            Checks.check(d >= 0, "shape", "non-negative dimensions", Arrays.toString(shape));
+            if (d < 0) {
+                throw Checks.fail("shape", "non-negative dimensions", Arrays.toString(shape));
+            }
         }
         int[] s = shape.clone();
         Checks.elementCount("shape", toLongs(s));

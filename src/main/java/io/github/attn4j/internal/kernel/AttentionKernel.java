@@ -69,17 +69,24 @@ public final class AttentionKernel {
      * of each (batch, kv head) are packed once and shared by the tasks of its query heads: all of
      * them first (a copy the size of k and v), or, on one thread or with at least
      * {@link #PACK_IN_TASK} sources per thread, each by the one task that then runs all its query
-     * tiles. The result is bit-identical for every thread count.
+     * tiles. The result is bit-identical for every thread count. Batch row {@code b} of the
+     * layouts reads row {@code firstBatch + b} of {@code mask}, so a call over a chunk of a batch
+     * reads the whole batch's mask.
      *
      * @throws IllegalArgumentException if the layouts disagree (batch, lengths, widths, head
      *                                  counts, {@code H % KVH}), {@code weights} has the wrong length,
+     *                                  the mask has no rows {@code [firstBatch, firstBatch + B)},
      *                                  or {@code threads < 1}
      */
     public static void forward(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
-                               ScoreMask mask, Scores scores, float[] weights, int threads) {
+                               ScoreMask mask, int firstBatch, Scores scores, float[] weights, int threads) {
         checkShapes(q, k, v, out, weights);
         if (threads < 1) {
             throw invalid("threads", "at least 1", threads);
+        }
+        if (firstBatch < 0 || firstBatch > mask.rows() - q.batch()) {
+            throw invalid("firstBatch", "a first row of " + q.batch() + " among the mask's " + mask.rows(),
+                    firstBatch);
         }
         int groups = k.heads();
         int sources = q.batch() * groups;
@@ -87,13 +94,13 @@ public final class AttentionKernel {
             return;
         }
         if (weights == null && (threads == 1 || sources >= PACK_IN_TASK * threads) && foldedQueryTiles(q, groups) > 1) {
-            packedInTask(q, k, v, out, mask, scores, threads, sources);
+            packedInTask(q, k, v, out, mask, firstBatch, scores, threads, sources);
             return;
         }
         KeyValuePanels[] panels = AttentionWorkspace.current().panels(sources, k.width(), v.width(), k.length());
         Parallel.forEach(threads, sources, (i, worker) -> panels[i].packFrom(k, v, i / groups, i % groups));
-        run(q, java.util.Arrays.copyOf(panels, sources, KeyValueSource[].class), groups, out, mask, scores,
-                weights, threads);
+        run(q, java.util.Arrays.copyOf(panels, sources, KeyValueSource[].class), groups, out, mask, firstBatch,
+                scores, weights, threads);
     }
 
     /**
@@ -106,7 +113,7 @@ public final class AttentionKernel {
      * {@link #run}: the same bits, in another order.
      */
     private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
-                                     ScoreMask mask, Scores scores, int threads, int sources) {
+                                     ScoreMask mask, int firstBatch, Scores scores, int threads, int sources) {
         int groups = k.heads();
         int perGroup = q.heads() / groups;
         int queryTiles = foldedQueryTiles(q, groups);
@@ -122,7 +129,7 @@ public final class AttentionKernel {
             int b = p / groups;
             kv.packFrom(k, v, b, p % groups);
             for (int t = 0; t < queryTiles; t++) {
-                TileRows tile = states[worker].tile.set(b, p % groups * perGroup, perGroup, t * BQ,
+                TileRows tile = states[worker].tile.set(b, firstBatch + b, p % groups * perGroup, perGroup, t * BQ,
                         Math.min(BQ, unitRows - t * BQ));
                 AttentionTile.online(q, mask, scores, kv, states[worker], tile, 0, kv.length());
                 AttentionTile.finish(out, states[worker], tile, dvPad, sinks);
@@ -164,7 +171,7 @@ public final class AttentionKernel {
                     out.batch() + "/" + out.heads() + "/" + out.length());
         }
         if (sources.length > 0) {
-            run(q, sources, kvHeads, out, mask, scores, null, threads);
+            run(q, sources, kvHeads, out, mask, 0, scores, null, threads);
         }
     }
 
@@ -175,7 +182,8 @@ public final class AttentionKernel {
      * starting them first evens out the threads.
      */
     private static void run(HeadLayout q, KeyValueSource[] sources, int kvHeads,
-                            HeadLayout out, ScoreMask mask, Scores scores, float[] weights, int threads) {
+                            HeadLayout out, ScoreMask mask, int firstBatch, Scores scores, float[] weights,
+                            int threads) {
         int perGroup = q.heads() / kvHeads;
         int fold = weights == null ? perGroup : 1;
         int units = perGroup / fold;
@@ -190,7 +198,7 @@ public final class AttentionKernel {
         for (int p = 0; p < sources.length; p++) {
             splits[p] = 1;
             if (weights == null && queryTiles == 1) {
-                TileRows all = whole.set(p / kvHeads, 0, fold, 0, unitRows);
+                TileRows all = whole.set(p / kvHeads, firstBatch + p / kvHeads, 0, fold, 0, unitRows);
                 int first = Math.min(all.firstKey(mask), sources[p].length()) / BK * BK;
                 int end = all.endKey(mask, sources[p].length());
                 splitBase[p] = first;
@@ -213,7 +221,8 @@ public final class AttentionKernel {
             int unit = rest / (queryTiles * n);
             int i0 = (queryTiles - 1 - rest / n % queryTiles) * BQ;
             int split = rest % n;
-            TileRows tile = ts.tile.set(p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, i0,
+            TileRows tile = ts.tile.set(p / kvHeads, firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold,
+                    fold, i0,
                     Math.min(BQ, unitRows - i0));
             KeyValueSource kv = sources[p];
             if (weights != null) {
@@ -231,7 +240,8 @@ public final class AttentionKernel {
             float[] row = new float[dvPad];
             for (int p = 0; p < sources.length; p++) {
                 for (int unit = 0; unit < units && splits[p] > 1; unit++) {
-                    TileRows tile = whole.set(p / kvHeads, p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
+                    TileRows tile = whole.set(p / kvHeads, firstBatch + p / kvHeads,
+                            p % kvHeads * perGroup + unit * fold, fold, 0, unitRows);
                     partials.merge(firstTask[p] + unit * splits[p], splits[p], out, tile, sinks, row);
                 }
             }

@@ -72,8 +72,8 @@ final class AttentionTile {
         int firstKey = Integer.MAX_VALUE;
         int endKey = 0;
         for (int r = 0; r < rows; r++) {
-            rowStart[r] = mask.keyStart(b, tile.token(r));
-            rowEnd[r] = mask.keyEnd(b, tile.token(r), keys);
+            rowStart[r] = mask.keyStart(tile.maskRow(), tile.token(r));
+            rowEnd[r] = mask.keyEnd(tile.maskRow(), tile.token(r), keys);
             firstKey = Math.min(firstKey, rowStart[r]);
             endKey = Math.max(endKey, rowEnd[r]);
         }
@@ -127,7 +127,7 @@ final class AttentionTile {
                     Kernels.ROWS.softcap(s, at, n, capLog2);
                 }
                 if (transformed) {
-                    mask.transform(s, at, n, b, tile.head(r), tile.token(r), j0 + lo, ExpFloat.LOG2E);
+                    mask.transform(s, at, n, tile.maskRow(), tile.head(r), tile.token(r), j0 + lo, ExpFloat.LOG2E);
                 }
                 float oldMax = ws.rowMax[r];
                 float newMax = oldMax;
@@ -207,8 +207,8 @@ final class AttentionTile {
         for (int r = 0; r < rows; r++) {
             int off = base + r * keys;
             int t = tile.token(r);
-            int hi = mask.keyEnd(b, t, keys);
-            int lo = Math.min(hi, mask.keyStart(b, t));
+            int hi = mask.keyEnd(tile.maskRow(), t, keys);
+            int lo = Math.min(hi, mask.keyStart(tile.maskRow(), t));
             Arrays.fill(weights, off, off + lo, 0f);
             Arrays.fill(weights, off + hi, off + keys, 0f);
             int n = hi - lo;
@@ -219,7 +219,7 @@ final class AttentionTile {
             if (capped) {
                 Kernels.ROWS.softcap(weights, off + lo, n, scores.softcap());
             }
-            mask.transform(weights, off + lo, n, b, h, t, lo, 1f);
+            mask.transform(weights, off + lo, n, tile.maskRow(), h, t, lo, 1f);
             Softmax.normalize(weights, off + lo, n, scores.sinks() == null ? Float.NEGATIVE_INFINITY : scores.sinks()[h]);
         }
         Arrays.fill(ws.acc, 0, rows * kv.dvPad, 0f);

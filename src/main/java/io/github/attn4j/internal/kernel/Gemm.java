@@ -267,10 +267,13 @@ public final class Gemm {
                 } else {
                     Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
                 }
-                BlockOfB block = new BlockOfB(bBuf, half, bOff, pc, kc, jc, nc, accumulate || pc > 0);
                 if (threads == 1) {
+                    BlockOfB block = ws.block().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
                     rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), 0, rowBlockCount, 0, nc, ws.a(aSize));
-                } else if (!splitColumns) {
+                    continue;
+                }
+                BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
+                if (!splitColumns) {
                     Parallel.forEach(threads, rowBlockCount, (r, worker) ->
                             rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
                                     WORKSPACE.get().a(aSize)));
@@ -287,12 +290,61 @@ public final class Gemm {
     }
 
     /**
-     * One packed block of B: rows {@code [pc, pc + kc)} and columns {@code [jc, jc + nc)} in
+     * One packed block of B: rows {@code [pc, pc + kc)} and the columns from {@code jc}, in
      * NR-column panels starting at index {@code offset} of {@code data}, or of {@code half}'s
      * 16-bit panels when {@code half} is not null (then {@code data} is null); {@code accumulate}
-     * tells whether the product is added to C (always after the first K block).
+     * tells whether the product is added to C (always after the first K block). Set before the
+     * product that reads it and not changed while it runs: one thread reuses its own from block
+     * to block ({@link GemmWorkspace#block}), so a single-threaded call allocates nothing; a block
+     * that helper threads read is a new one.
      */
-    record BlockOfB(float[] data, PackedMatrix half, int offset, int pc, int kc, int jc, int nc, boolean accumulate) {
+    static final class BlockOfB {
+        private float[] data;
+        private PackedMatrix half;
+        private int offset;
+        private int pc;
+        private int kc;
+        private int jc;
+        private boolean accumulate;
+
+        BlockOfB set(float[] data, PackedMatrix half, int offset, int pc, int kc, int jc, boolean accumulate) {
+            this.data = data;
+            this.half = half;
+            this.offset = offset;
+            this.pc = pc;
+            this.kc = kc;
+            this.jc = jc;
+            this.accumulate = accumulate;
+            return this;
+        }
+
+        float[] data() {
+            return data;
+        }
+
+        PackedMatrix half() {
+            return half;
+        }
+
+        int offset() {
+            return offset;
+        }
+
+        int pc() {
+            return pc;
+        }
+
+        int kc() {
+            return kc;
+        }
+
+        int jc() {
+            return jc;
+        }
+
+        boolean accumulate() {
+            return accumulate;
+        }
     }
 
     /**

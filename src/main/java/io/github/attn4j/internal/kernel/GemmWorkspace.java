@@ -3,13 +3,20 @@ package io.github.attn4j.internal.kernel;
 /**
  * {@link Gemm}'s packing buffers of one thread, grown on demand to the largest call so far and
  * reused across calls: the packed A block, the packed B block (when B is not prepacked) and the
- * float32 copy of a group of 16-bit B panels.
+ * float32 copy of a group of 16-bit B panels; and the description of the B block a
+ * single-threaded product is reading.
  */
 final class GemmWorkspace {
     private float[] a = new float[0];
     private float[] b = new float[0];
     /** 16-bit B panels widened to float32: at most {@code KC x NB} floats. */
     private float[] wide = new float[0];
+    private final Gemm.BlockOfB block = new Gemm.BlockOfB();
+
+    /** This thread's block description, for a product no other thread reads. */
+    Gemm.BlockOfB block() {
+        return block;
+    }
 
     float[] wide(int size) {
         if (wide.length < size) {

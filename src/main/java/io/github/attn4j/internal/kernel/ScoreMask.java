@@ -21,8 +21,8 @@ import java.util.List;
  * {@code offset + b * batchStride + h * headStride + t * rowStride} and is contiguous, so a
  * stride of 0 broadcasts that dimension.
  *
- * <p><b>Chunks.</b> {@link #batchRows} gives the mask of a call over some of the batch rows: it
- * reads the same arrays and sources, its row {@code b} being row {@code first + b} of this one.
+ * <p><b>Chunks.</b> A kernel call over some of the batch rows reads the whole call's mask at its
+ * own rows ({@code AttentionKernel.forward}'s {@code firstBatch}).
  */
 public final class ScoreMask {
     /** A row source: see the class comment for how a row is located. */
@@ -39,8 +39,6 @@ public final class ScoreMask {
     private final float[] alibi;
     private final RowSource[] keep;
     private final RowSource[] bias;
-    /** Batch row 0 of this mask is row {@code first} of the arrays and sources above; it has {@code rows} rows. */
-    private final int first;
     private final int rows;
 
     /**
@@ -61,43 +59,21 @@ public final class ScoreMask {
         this.alibi = alibi;
         this.keep = keep.toArray(RowSource[]::new);
         this.bias = bias.toArray(RowSource[]::new);
-        this.first = 0;
         this.rows = origin.length;
     }
 
-    private ScoreMask(ScoreMask of, int first, int count) {
-        this.origin = of.origin;
-        this.queries = of.queries;
-        this.causalShift = of.causalShift;
-        this.window = of.window;
-        this.alibi = of.alibi;
-        this.keep = of.keep;
-        this.bias = of.bias;
-        this.first = of.first + first;
-        this.rows = count;
-    }
-
-    /**
-     * This mask for batch rows {@code [first, first + count)} alone, numbered from 0: the mask of
-     * a call over a chunk of this one's batch.
-     */
-    public ScoreMask batchRows(int first, int count) {
-        if (first < 0 || count < 0 || first + count > rows) {
-            throw new IllegalArgumentException("batch rows: expected a range within [0, " + rows
-                    + "), got [" + first + ", " + (first + count) + ")");
-        }
-        return first == 0 && count == rows ? this : new ScoreMask(this, first, count);
+    /** Number of batch rows. */
+    int rows() {
+        return rows;
     }
 
     /** First key query {@code t} of row {@code b} may attend (the range is empty when it is not below {@link #keyEnd}). */
     int keyStart(int b, int t) {
-        b += first;
         return window == 0 ? 0 : (int) Math.max(0, (long) origin[b] + t - window + 1);
     }
 
     /** One past the last key query {@code t} of row {@code b} may attend, in {@code [0, keys]}. */
     int keyEnd(int b, int t, int keys) {
-        b += first;
         if (t >= queries[b]) {
             return 0;
         }
@@ -116,7 +92,6 @@ public final class ScoreMask {
      * {@code h}, judged from query-independent keep rows (key padding). Used to skip whole tiles.
      */
     boolean masksAllKeys(int b, int h, int j0, int j1) {
-        b += first;
         for (RowSource src : keep) {
             if (src.rowStride() != 0) {
                 continue;
@@ -142,7 +117,6 @@ public final class ScoreMask {
         if (bias.length > 0 || alibi != null) {
             return false;
         }
-        b += first;
         for (RowSource src : keep) {
             if (src.rowStride() != 0) {
                 return false;
@@ -169,7 +143,6 @@ public final class ScoreMask {
      * otherwise), then the keep sources. The key range is not applied here: callers cut it.
      */
     void transform(float[] s, int off, int n, int b, int h, int t, int j0, float unit) {
-        b += first;
         if (alibi != null) {
             Kernels.ROWS.addDistanceBias(s, off, n, alibi[h] * unit, origin[b] + t - j0);
         }

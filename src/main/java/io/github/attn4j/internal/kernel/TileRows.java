@@ -1,7 +1,8 @@
 package io.github.attn4j.internal.kernel;
 
 /**
- * Rows of a query tile of batch {@code b}: row r is token {@code (i0 + r) / fold} of head
+ * Rows of a query tile of batch {@code b} (row {@code maskRow} of the mask: they differ when a call
+ * covers some of the batch rows of its mask): row r is token {@code (i0 + r) / fold} of head
  * {@code hBase + (i0 + r) % fold}, so with {@code fold} heads of one group the rows run
  * token-major over those heads, and with {@code fold = 1} they are tokens of head hBase.
  * Mutable and reused ({@link #set}): each worker's {@link TileState} holds one, so a call does not
@@ -9,14 +10,16 @@ package io.github.attn4j.internal.kernel;
  */
 final class TileRows {
     private int b;
+    private int maskRow;
     private int hBase;
     private int fold;
     private int i0;
     private int rows;
 
     /** Makes this the tile of the given rows; returns {@code this}. */
-    TileRows set(int b, int hBase, int fold, int i0, int rows) {
+    TileRows set(int b, int maskRow, int hBase, int fold, int i0, int rows) {
         this.b = b;
+        this.maskRow = maskRow;
         this.hBase = hBase;
         this.fold = fold;
         this.i0 = i0;
@@ -26,6 +29,10 @@ final class TileRows {
 
     int b() {
         return b;
+    }
+
+    int maskRow() {
+        return maskRow;
     }
 
     int hBase() {
@@ -55,7 +62,7 @@ final class TileRows {
     /** Whether the mask's key padding masks keys {@code [j0, j1)} for every head of this tile. */
     boolean allMasked(ScoreMask mask, int j0, int j1) {
         for (int r = 0; r < Math.min(rows, fold); r++) {
-            if (!mask.masksAllKeys(b, head(r), j0, j1)) {
+            if (!mask.masksAllKeys(maskRow, head(r), j0, j1)) {
                 return false;
             }
         }
@@ -65,7 +72,7 @@ final class TileRows {
     /** Whether the mask's transforms change no score of this tile's heads for keys {@code [j0, j1)}. */
     boolean keepsAllKeys(ScoreMask mask, int j0, int j1) {
         for (int r = 0; r < Math.min(rows, fold); r++) {
-            if (!mask.keepsAllKeys(b, head(r), j0, j1)) {
+            if (!mask.keepsAllKeys(maskRow, head(r), j0, j1)) {
                 return false;
             }
         }
@@ -76,7 +83,7 @@ final class TileRows {
     int firstKey(ScoreMask mask) {
         int first = Integer.MAX_VALUE;
         for (int r = 0; r < rows; r++) {
-            first = Math.min(first, mask.keyStart(b, token(r)));
+            first = Math.min(first, mask.keyStart(maskRow, token(r)));
         }
         return first;
     }
@@ -85,7 +92,7 @@ final class TileRows {
     int endKey(ScoreMask mask, int keys) {
         int end = 0;
         for (int r = 0; r < rows; r++) {
-            end = Math.max(end, mask.keyEnd(b, token(r), keys));
+            end = Math.max(end, mask.keyEnd(maskRow, token(r), keys));
         }
         return end;
     }

@@ -148,7 +148,7 @@ class GemmTest {
         Packing.packB(t.b(), 0, 30, 0, 70, packedB, 0);
         float[] aBuf = new float[2 * MR * 30];
         float[] split = t.c();
-        Gemm.BlockOfB block = new Gemm.BlockOfB(packedB, null, 0, 0, 30, 0, 70, false);
+        Gemm.BlockOfB block = new Gemm.BlockOfB().set(packedB, null, 0, 0, 30, 0, false);
         int blocks = (50 + 2 * MR - 1) / (2 * MR);
         Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 2, blocks, 0, 70, aBuf);
         Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, NR, 70, aBuf);
