@@ -111,7 +111,7 @@ final class AttentionPipeline {
         }
         if (self) {
             float[] buf = Scratch.get(Scratch.PROJECTED, qkvSize);
-            projectSelf(query.data(), 0, batch * lq, buf, width, threads);
+            projectSelf(selfProjections[0].rowsOf(query.data(), batch * lq), 0, batch * lq, buf, width, threads);
             qh = HeadLayout.tokenMajor(buf, 0, batch, lq, numHeads, headDim, width);
             kh = HeadLayout.tokenMajor(buf, qWidth, batch, lk, kvHeads, headDim, width);
             vh = HeadLayout.tokenMajor(buf, qWidth + kvWidth, batch, lk, kvHeads, headDim, width);
@@ -147,7 +147,7 @@ final class AttentionPipeline {
         int qWidth = numHeads * headDim;
         int kvWidth = kvHeads * headDim;
         int width = qWidth + 2 * kvWidth;
-        float[] x = query.data();
+        MatrixView input = selfProjections[0].rowsOf(query.data(), batch * lq);
         float[] y = target == null ? new float[outSize] : Outputs.buffer(target, false);
         int chunks = (batch + perChunk - 1) / perChunk;
         // Every chunk's tokens sit at positions 0..lq-1: one table serves them all.
@@ -168,15 +168,15 @@ final class AttentionPipeline {
                         HeadLayout.tokenMajor(buf, qWidth, n, lq, kvHeads, headDim, width),
                         HeadLayout.tokenMajor(buf, qWidth + kvWidth, n, lq, kvHeads, headDim, width),
                         HeadLayout.tokenMajor(attended, 0, n, lq, numHeads, headDim, qWidth),
-                        out.rowsOf(attended, 0, n * lq));
+                        out.rowsOf(attended, n * lq));
             }
-            projectSelf(x, b0 * lq, n * lq, buf, width, 1);
+            projectSelf(input, b0 * lq, n * lq, buf, width, 1);
             if (at != null) {
                 transforms.applyToQueries(v.q, at);
                 transforms.applyToKeys(v.k, at);
             }
             attend.run(v.q, v.k, v.v, v.attended, b0, 1);
-            out.applyInto(v.outInput, y, b0 * lq * embedDim, embedDim, 1);
+            out.applyInto(v.outInput, 0, n * lq, y, b0 * lq * embedDim, embedDim, 1);
         });
         if (target == null) {
             return Tensor.of(y, batch, lq, embedDim);
@@ -196,7 +196,7 @@ final class AttentionPipeline {
      * Rows {@code [firstRow, firstRow + rows)} of {@code x} through the self-attention
      * projections, q | k | v side by side in {@code buf} from its row 0.
      */
-    private void projectSelf(float[] x, int firstRow, int rows, float[] buf, int width, int threads) {
+    private void projectSelf(MatrixView x, int firstRow, int rows, float[] buf, int width, int threads) {
         int column = 0;
         for (Projection p : selfProjections) {
             p.applyInto(x, firstRow, rows, buf, column, width, threads);

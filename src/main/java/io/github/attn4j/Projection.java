@@ -79,21 +79,27 @@ final class Projection {
         if (rows == 0) {
             return;     // y may be empty, with no element at yOffset
         }
-        applyInto(rowsOf(x, firstRow, rows), y, yOffset, ldc, threads);
+        applyInto(rowsOf(x, firstRow + rows), firstRow, rows, y, yOffset, ldc, threads);
     }
 
-    /** Rows {@code [firstRow, firstRow + rows)} of {@code x} as this layer's input, for {@link #applyInto(MatrixView, float[], int, int, int)}. */
-    MatrixView rowsOf(float[] x, int firstRow, int rows) {
-        return MatrixView.rowMajor(x, firstRow * inFeatures, rows, inFeatures, inFeatures);
+    /**
+     * The first {@code rows} rows of {@code x} as this layer's input, for {@link #applyInto(MatrixView,
+     * int, int, float[], int, int, int)}: one view serves every row range of a call.
+     */
+    MatrixView rowsOf(float[] x, int rows) {
+        return MatrixView.rowMajor(x, 0, rows, inFeatures, inFeatures);
     }
 
-    /** {@link #applyInto(float[], int, int, float[], int, int, int)} for the rows of a view from {@link #rowsOf}. */
-    void applyInto(MatrixView x, float[] y, int yOffset, int ldc, int threads) {
+    /** {@link #applyInto(float[], int, int, float[], int, int, int)} for rows of a view from {@link #rowsOf}. */
+    void applyInto(MatrixView x, int firstRow, int rows, float[] y, int yOffset, int ldc, int threads) {
+        if (rows == 0) {
+            return;     // y may be empty, with no element at yOffset
+        }
         if (bias != null) {
-            for (int r = 0; r < x.rows(); r++) {
+            for (int r = 0; r < rows; r++) {
                 System.arraycopy(bias, 0, y, yOffset + r * ldc, outFeatures);
             }
         }
-        Gemm.multiply(x, packed, y, yOffset, ldc, bias != null, threads);
+        Gemm.multiply(x, firstRow, rows, packed, y, yOffset, ldc, bias != null, threads);
     }
 }

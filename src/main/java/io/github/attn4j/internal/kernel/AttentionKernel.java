@@ -114,27 +114,37 @@ public final class AttentionKernel {
      */
     private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
                                      ScoreMask mask, int firstBatch, Scores scores, int threads, int sources) {
+        int workers = Parallel.workers(threads, sources);
+        AttentionWorkspace workspace = AttentionWorkspace.current();
+        KeyValuePanels[] panels = workspace.panels(workers, k.width(), v.width(), k.length());
+        TileState[] states = workspace.states(workers, k.width(), panels[0].dvPad, true);
+        float[] sinks = base2(scores.sinks());
+        if (workers == 1) {
+            // No closure: a chunked module call makes one such call per chunk of its batch.
+            for (int p = 0; p < sources; p++) {
+                packAndAttend(p, q, k, v, out, mask, firstBatch, scores, panels[0], states[0], sinks);
+            }
+        } else {
+            Parallel.forEach(threads, sources, (p, worker) ->
+                    packAndAttend(p, q, k, v, out, mask, firstBatch, scores, panels[worker], states[worker], sinks));
+        }
+    }
+
+    /** Source {@code p} of {@link #packedInTask}: packs its keys and values into {@code kv}, then runs all its query tiles. */
+    private static void packAndAttend(int p, HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out, ScoreMask mask,
+                                      int firstBatch, Scores scores, KeyValuePanels kv, TileState state, float[] sinks) {
         int groups = k.heads();
         int perGroup = q.heads() / groups;
         int queryTiles = foldedQueryTiles(q, groups);
         int unitRows = q.length() * perGroup;
-        int workers = Parallel.workers(threads, sources);
-        AttentionWorkspace workspace = AttentionWorkspace.current();
-        KeyValuePanels[] panels = workspace.panels(workers, k.width(), v.width(), k.length());
-        int dvPad = panels[0].dvPad;
-        TileState[] states = workspace.states(workers, k.width(), dvPad, true);
-        float[] sinks = base2(scores.sinks());
-        Parallel.forEach(threads, sources, (p, worker) -> {
-            KeyValuePanels kv = panels[worker];
-            int b = p / groups;
-            kv.packFrom(k, v, b, p % groups);
-            for (int t = 0; t < queryTiles; t++) {
-                TileRows tile = states[worker].tile.set(b, firstBatch + b, p % groups * perGroup, perGroup, t * BQ,
-                        Math.min(BQ, unitRows - t * BQ));
-                AttentionTile.online(q, mask, scores, kv, states[worker], tile, 0, kv.length());
-                AttentionTile.finish(out, states[worker], tile, dvPad, sinks);
-            }
-        });
+        int b = p / groups;
+        kv.packFrom(k, v, b, p % groups);
+        for (int t = 0; t < queryTiles; t++) {
+            TileRows tile = state.tile.set(b, firstBatch + b, p % groups * perGroup, perGroup, t * BQ,
+                    Math.min(BQ, unitRows - t * BQ));
+            AttentionTile.online(q, mask, scores, kv, state, tile, 0, kv.length());
+            AttentionTile.finish(out, state, tile, kv.dvPad, sinks);
+        }
     }
 
     /** Query tiles of one key/value head's group of query heads, folded into one unit (no weights kept). */

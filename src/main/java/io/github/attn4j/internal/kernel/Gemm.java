@@ -78,7 +78,7 @@ public final class Gemm {
     public static void multiply(MatrixView a, MatrixView b, float[] c, int cOffset, int ldc, boolean accumulate) {
         Objects.requireNonNull(b, "b");
         checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, b, null, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
+        run(a, 0, a.rows(), b, null, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
     }
 
     /**
@@ -90,12 +90,30 @@ public final class Gemm {
      */
     public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate,
                                 int threads) {
+        multiply(a, 0, Objects.requireNonNull(a, "a").rows(), b, c, cOffset, ldc, accumulate, threads);
+    }
+
+    /**
+     * {@link #multiply(MatrixView, PackedMatrix, float[], int, int, boolean, int)} for rows
+     * {@code [firstRow, firstRow + rows)} of {@code a} alone: row {@code firstRow + i} of A gives
+     * row {@code i} of C, with the bits it gets in a product over all of A. A caller that runs
+     * many row ranges of one matrix (chunks of a batch) needs no view per range.
+     *
+     * @throws IllegalArgumentException also if the rows are not within {@code a}
+     */
+    public static void multiply(MatrixView a, int firstRow, int rows, PackedMatrix b, float[] c, int cOffset, int ldc,
+                                boolean accumulate, int threads) {
         Objects.requireNonNull(b, "b");
-        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        Objects.requireNonNull(a, "a");
+        if (firstRow < 0 || rows < 0 || firstRow > a.rows() - rows) {
+            throw new IllegalArgumentException("rows: expected a range within the " + a.rows() + " rows of a, got ["
+                    + firstRow + ", " + ((long) firstRow + rows) + ")");
+        }
+        checkOperands(a, rows, b.rows(), b.cols(), c, cOffset, ldc);
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be >= 1, got " + threads);
         }
-        run(a, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, threads);
+        run(a, firstRow, rows, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, threads);
     }
 
     /**
@@ -108,7 +126,7 @@ public final class Gemm {
     public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate) {
         Objects.requireNonNull(b, "b");
         checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
+        run(a, 0, a.rows(), null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
     }
 
     /**
@@ -210,7 +228,7 @@ public final class Gemm {
                          Blocking blocking) {
         Objects.requireNonNull(b, "b");
         checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, b, null, c, cOffset, ldc, accumulate, blocking, 1);
+        run(a, 0, a.rows(), b, null, c, cOffset, ldc, accumulate, blocking, 1);
     }
 
     /**
@@ -221,7 +239,7 @@ public final class Gemm {
                          Blocking blocking) {
         Objects.requireNonNull(b, "b");
         checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, null, b, c, cOffset, ldc, accumulate, blocking, 1);
+        run(a, 0, a.rows(), null, b, c, cOffset, ldc, accumulate, blocking, 1);
     }
 
     /**
@@ -230,9 +248,8 @@ public final class Gemm {
      * read in place (with the packed K blocking), otherwise the block is packed into this
      * thread's buffer.
      */
-    private static void run(MatrixView a, MatrixView b, PackedMatrix packed, float[] c, int cOffset, int ldc,
-                            boolean accumulate, Blocking blocking, int threads) {
-        int m = a.rows();
+    private static void run(MatrixView a, int aRow0, int m, MatrixView b, PackedMatrix packed, float[] c,
+                            int cOffset, int ldc, boolean accumulate, Blocking blocking, int threads) {
         int n = packed != null ? packed.cols() : b.cols();
         int k = a.cols();
         if (m == 0 || n == 0) {
@@ -269,19 +286,20 @@ public final class Gemm {
                 }
                 if (threads == 1) {
                     BlockOfB block = ws.block().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
-                    rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), 0, rowBlockCount, 0, nc, ws.a(aSize));
+                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), 0, rowBlockCount, 0, nc,
+                            ws.a(aSize));
                     continue;
                 }
                 BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
                 if (!splitColumns) {
                     Parallel.forEach(threads, rowBlockCount, (r, worker) ->
-                            rowBlocks(a, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
+                            rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
                                     WORKSPACE.get().a(aSize)));
                 } else {
                     // Too few rows to share (a decode step's single token): split the column panels.
                     int panels = (nc + NR - 1) / NR;
                     int tasks = Math.min(panels, 4 * threads);
-                    Parallel.forEach(threads, tasks, (t, worker) -> rowBlocks(a, block, c, cOffset, ldc, mc,
+                    Parallel.forEach(threads, tasks, (t, worker) -> rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc,
                             blocking.nb(), 0, rowBlockCount, (int) ((long) panels * t / tasks) * NR,
                             Math.min(nc, (int) ((long) panels * (t + 1) / tasks) * NR), WORKSPACE.get().a(aSize)));
                 }
@@ -290,79 +308,21 @@ public final class Gemm {
     }
 
     /**
-     * One packed block of B: rows {@code [pc, pc + kc)} and the columns from {@code jc}, in
-     * NR-column panels starting at index {@code offset} of {@code data}, or of {@code half}'s
-     * 16-bit panels when {@code half} is not null (then {@code data} is null); {@code accumulate}
-     * tells whether the product is added to C (always after the first K block). Set before the
-     * product that reads it and not changed while it runs: one thread reuses its own from block
-     * to block ({@link GemmWorkspace#block}), so a single-threaded call allocates nothing; a block
-     * that helper threads read is a new one.
-     */
-    static final class BlockOfB {
-        private float[] data;
-        private PackedMatrix half;
-        private int offset;
-        private int pc;
-        private int kc;
-        private int jc;
-        private boolean accumulate;
-
-        BlockOfB set(float[] data, PackedMatrix half, int offset, int pc, int kc, int jc, boolean accumulate) {
-            this.data = data;
-            this.half = half;
-            this.offset = offset;
-            this.pc = pc;
-            this.kc = kc;
-            this.jc = jc;
-            this.accumulate = accumulate;
-            return this;
-        }
-
-        float[] data() {
-            return data;
-        }
-
-        PackedMatrix half() {
-            return half;
-        }
-
-        int offset() {
-            return offset;
-        }
-
-        int pc() {
-            return pc;
-        }
-
-        int kc() {
-            return kc;
-        }
-
-        int jc() {
-            return jc;
-        }
-
-        boolean accumulate() {
-            return accumulate;
-        }
-    }
-
-    /**
-     * The ic loop, for row blocks {@code [firstBlock, endBlock)} of C (block {@code r} covers
-     * rows {@code [r * mcMax, (r + 1) * mcMax)}) and block columns {@code [jFrom, jTo)}: packs the
+     * The ic loop, for row blocks {@code [firstBlock, endBlock)} of the {@code m} rows of C (block
+     * {@code r} covers rows {@code [r * mcMax, (r + 1) * mcMax)}, computed from rows {@code aRow0}
+     * on of A) and block columns {@code [jFrom, jTo)}: packs the
      * matching rows of A into {@code aBuf} and runs the macro-kernel against {@code block} in
      * column groups of {@code nb}.
      * Distinct row-block or column ranges write disjoint parts of C and need their own
      * {@code aBuf}, so they may run on different threads once the B block is packed; every
      * element is still one micro-kernel call per K block, so the split changes no bit.
      */
-    static void rowBlocks(MatrixView a, BlockOfB block, float[] c, int cOffset, int ldc, int mcMax, int nb,
-                          int firstBlock, int endBlock, int jFrom, int jTo, float[] aBuf) {
-        int m = a.rows();
+    static void rowBlocks(MatrixView a, int aRow0, int m, BlockOfB block, float[] c, int cOffset, int ldc, int mcMax,
+                          int nb, int firstBlock, int endBlock, int jFrom, int jTo, float[] aBuf) {
         for (int r = firstBlock; r < endBlock; r++) {
             int ic = r * mcMax;
             int mc = Math.min(mcMax, m - ic);
-            Packing.packA(a, ic, mc, block.pc(), block.kc(), aBuf);
+            Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf);
             macroKernel(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc);
         }
     }
@@ -417,13 +377,17 @@ public final class Gemm {
     }
 
     private static void checkOperands(MatrixView a, int bRows, int bCols, float[] c, int cOffset, int ldc) {
+        checkOperands(Objects.requireNonNull(a, "a"), a.rows(), bRows, bCols, c, cOffset, ldc);
+    }
+
+    /** The checks for a product of {@code m} rows of {@code a}. */
+    private static void checkOperands(MatrixView a, int m, int bRows, int bCols, float[] c, int cOffset, int ldc) {
         Objects.requireNonNull(a, "a");
         Objects.requireNonNull(c, "c");
         if (a.cols() != bRows) {
             throw new IllegalArgumentException("a.cols() must equal b.rows() (" + bRows + "), got a.cols() = "
                     + a.cols());
         }
-        int m = a.rows();
         if (ldc < bCols) {
             throw new IllegalArgumentException("ldc must be >= b.cols() (" + bCols + "), got " + ldc);
         }
@@ -433,7 +397,7 @@ public final class Gemm {
         long needed = m == 0 || bCols == 0 ? cOffset : cOffset + (long) (m - 1) * ldc + bCols;
         if (needed > c.length) {
             throw new IllegalArgumentException("c.length must be >= " + needed
-                    + " (cOffset + (a.rows() - 1) * ldc + b.cols()), got " + c.length);
+                    + " (cOffset + (rows - 1) * ldc + b.cols()), got " + c.length);
         }
     }
 }

@@ -11,10 +11,10 @@ final class GemmWorkspace {
     private float[] b = new float[0];
     /** 16-bit B panels widened to float32: at most {@code KC x NB} floats. */
     private float[] wide = new float[0];
-    private final Gemm.BlockOfB block = new Gemm.BlockOfB();
+    private final BlockOfB block = new BlockOfB();
 
     /** This thread's block description, for a product no other thread reads. */
-    Gemm.BlockOfB block() {
+    BlockOfB block() {
         return block;
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.quicktheories.QuickTheory.qt;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -148,12 +149,44 @@ class GemmTest {
         Packing.packB(t.b(), 0, 30, 0, 70, packedB, 0);
         float[] aBuf = new float[2 * MR * 30];
         float[] split = t.c();
-        Gemm.BlockOfB block = new Gemm.BlockOfB().set(packedB, null, 0, 0, 30, 0, false);
+        BlockOfB block = new BlockOfB().set(packedB, null, 0, 0, 30, 0, false);
         int blocks = (50 + 2 * MR - 1) / (2 * MR);
-        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 2, blocks, 0, 70, aBuf);
-        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, NR, 70, aBuf);
-        Gemm.rowBlocks(a, block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, 0, NR, aBuf);
+        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 2, blocks, 0, 70, aBuf);
+        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, NR, 70, aBuf);
+        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, 0, NR, aBuf);
         assertArrayEquals(whole, split);
+    }
+
+    @Test
+    void rowRangeOfAGivesTheBitsOfThoseRowsInTheWholeProduct() {
+        // 50 rows with transposed A (column stride != 1) and not: every range, on 1 and 3 threads.
+        for (boolean transA : new boolean[]{false, true}) {
+            GemmCase t = new GemmCase(50, 70, 45, transA, true, 0, false, 5);
+            PackedMatrix packed = Gemm.pack(t.b());
+            float[] whole = new float[50 * 70];
+            Gemm.multiply(t.a(), packed, whole, 0, 70, false, 1);
+            int[][] ranges = {{0, 50}, {0, 1}, {13, 24}, {49, 1}, {7, 0}, {50, 0}};
+            for (int[] r : ranges) {
+                for (int threads : new int[]{1, 3}) {
+                    float[] part = new float[r[1] * 70 + 3];
+                    Gemm.multiply(t.a(), r[0], r[1], packed, part, 3, 70, false, threads);
+                    assertArrayEquals(Arrays.copyOfRange(whole, r[0] * 70, (r[0] + r[1]) * 70),
+                            Arrays.copyOfRange(part, 3, part.length), 0f,
+                            "rows [" + r[0] + ", " + (r[0] + r[1]) + "), transA " + transA + ", " + threads + " threads");
+                }
+            }
+        }
+    }
+
+    @Test
+    void rowRangeOutsideAIsRejectedWithTheRange() {
+        PackedMatrix b = Gemm.pack(B_3X4);
+        float[] c = new float[8];
+        for (int[] r : new int[][]{{-1, 1}, {0, 3}, {2, 1}, {1, -1}, {Integer.MAX_VALUE, 2}}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Gemm.multiply(A_2X3, r[0], r[1], b, c, 0, 4, false, 1));
+            assertMessageMentions(e, "rows", "2 rows of a", "[" + r[0] + ", ");
+        }
     }
 
     @Test
