@@ -250,7 +250,7 @@ public final class AttentionMask {
      * @return the keep mask
      */
     public static AttentionMask keep(Tensor keep) {
-        checkBroadcastRank(keep, "keep");
+        MaskChecks.broadcastRank(keep, "keep");
         return new AttentionMask(List.of(new Keep(keep)));
     }
 
@@ -263,7 +263,7 @@ public final class AttentionMask {
      * @return the additive mask
      */
     public static AttentionMask additive(Tensor bias) {
-        checkBroadcastRank(bias, "bias");
+        MaskChecks.broadcastRank(bias, "bias");
         return new AttentionMask(List.of(new Additive(bias)));
     }
 
@@ -355,33 +355,7 @@ public final class AttentionMask {
      * @throws IllegalArgumentException naming the part and the expected vs actual shape
      */
     public void checkApplicable(int batch, int heads, int queries, int keys) {
-        for (Part part : parts) {
-            switch (part) {
-                case Causal c -> {
-                }
-                case SlidingWindow w -> {
-                }
-                case Alibi a -> {
-                    if (a.heads() != heads) {
-                        throw Checks.fail("mask.alibi", heads + " slopes (one per query head) for scores "
-                                + scores(batch, heads, queries, keys), a.heads() + " slopes");
-                    }
-                }
-                case KeyPadding p -> {
-                    if (p.batch() != batch) {
-                        throw Checks.fail("mask.keyPadding", batch + " rows (B) for scores " + scores(batch, heads, queries, keys),
-                                p.batch() + " rows");
-                    }
-                    if (!(batch == 0 || p.keys() == keys)) {
-                        throw Checks.fail("mask.keyPadding",
-                                keys + " keys per row (Lk) for scores " + scores(batch, heads, queries, keys),
-                                p.keys() + " keys per row");
-                    }
-                }
-                case Keep k -> checkBroadcast(k.keep(), "mask.keep", batch, heads, queries, keys);
-                case Additive a -> checkBroadcast(a.bias(), "mask.additive", batch, heads, queries, keys);
-            }
-        }
+        MaskChecks.applicable(parts, batch, heads, queries, keys);
     }
 
     /** Whether one of this mask's tensors (keep or additive) is backed by {@code t}'s array. */
@@ -408,29 +382,5 @@ public final class AttentionMask {
     @Override
     public String toString() {
         return "AttentionMask" + parts;
-    }
-
-    private static void checkBroadcastRank(Tensor t, String name) {
-        Checks.notNull(t, name);
-        if (!(t.rank() == 2 || t.rank() == 4)) {
-            throw Checks.fail(name, "rank 2 (Lq or 1, Lk) or rank 4 (B or 1, H or 1, Lq or 1, Lk)",
-                    "shape " + Arrays.toString(t.shape()));
-        }
-    }
-
-    private static void checkBroadcast(Tensor t, String name, int b, int h, int q, int k) {
-        int[] s = t.shape();
-        boolean ok = s.length == 2
-                ? (s[0] == q || s[0] == 1) && s[1] == k
-                : (s[0] == b || s[0] == 1) && (s[1] == h || s[1] == 1) && (s[2] == q || s[2] == 1) && s[3] == k;
-        if (!ok) {
-            String expected = s.length == 2 ? "shape (" + q + " or 1, " + k + ")"
-                    : "shape (" + b + " or 1, " + h + " or 1, " + q + " or 1, " + k + ")";
-            throw Checks.fail(name, expected + " broadcastable to scores " + scores(b, h, q, k), Arrays.toString(s));
-        }
-    }
-
-    private static String scores(int batch, int heads, int queries, int keys) {
-        return "(B=" + batch + ", H=" + heads + ", Lq=" + queries + ", Lk=" + keys + ")";
     }
 }
