@@ -76,9 +76,6 @@ final class Projection {
      * which other rows are in the call.
      */
     void applyInto(float[] x, int firstRow, int rows, float[] y, int yOffset, int ldc, int threads) {
-        if (rows == 0) {
-            return;     // y may be empty, with no element at yOffset
-        }
         applyInto(rowsOf(x, firstRow + rows), firstRow, rows, y, yOffset, ldc, threads);
     }
 

@@ -380,9 +380,8 @@ public final class Gemm {
         checkOperands(Objects.requireNonNull(a, "a"), a.rows(), bRows, bCols, c, cOffset, ldc);
     }
 
-    /** The checks for a product of {@code m} rows of {@code a}. */
+    /** The checks for a product of {@code m} rows of {@code a} (already checked not null). */
     private static void checkOperands(MatrixView a, int m, int bRows, int bCols, float[] c, int cOffset, int ldc) {
-        Objects.requireNonNull(a, "a");
         Objects.requireNonNull(c, "c");
         if (a.cols() != bRows) {
             throw new IllegalArgumentException("a.cols() must equal b.rows() (" + bRows + "), got a.cols() = "
