@@ -9,7 +9,7 @@ public final class Attn4j {
 
     /**
      * One line saying which kernels run and why, as logged at startup, for example
-     * {@code "Vector API, 512-bit (16 float lanes); preferred species"}.
+     * {@code "Vector API, 512-bit (16 float lanes), register block 12 x 2 vectors; preferred species"}.
      *
      * @return the description of the selected kernel path
      */

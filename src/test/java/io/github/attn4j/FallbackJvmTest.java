@@ -43,7 +43,19 @@ class FallbackJvmTest {
     @Test
     void aForcedWidthIsHonoured() throws Exception {
         Child child = run(List.of("--add-modules", "jdk.incubator.vector", "-Dattn4j.kernels=128"));
-        assertTrue(child.path().startsWith("Vector API, 128-bit (4 float lanes); attn4j.kernels=128"), child.path());
+        assertTrue(child.path().startsWith("Vector API, 128-bit (4 float lanes), register block 6 x 2 vectors; "
+                + "attn4j.kernels=128"), child.path());
+        assertMatchesReference(child.values());
+    }
+
+    /** The twelve-row register block at a width where no surefire execution runs it. */
+    @Test
+    void aForcedRowCountIsHonoured() throws Exception {
+        Child child = run(List.of("--add-modules", "jdk.incubator.vector", "-Dattn4j.kernels=256",
+                "-Dattn4j.kernelRows=12"));
+        assertTrue(child.path().startsWith("Vector API, 256-bit (8 float lanes), register block 12 x 2 vectors; "
+                + "attn4j.kernels=256, attn4j.kernelRows=12"), child.path());
+        assertOneLogLine(child);
         assertMatchesReference(child.values());
     }
 

@@ -14,18 +14,18 @@ import java.util.Objects;
  *   for pc in 0..K step KC            pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
  *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] row after row (MR-row micro-panels)
  *       for jb in 0..nc step NB       group of B micro-panels kc x nb -> L2 (1 MiB per core)
- *         for ir in 0..mc step MR     A micro-panel MR x kc -> L1 (32 KiB per core)
+ *         for ir in 0..mc step MR     A micro-panel MR x kc -> L1 (32 to 48 KiB per core)
  *           for jr in jb..jb+nb step NR   (one MicroKernel.blocks call)
- *             micro-kernel: C[MR x NR] += A panel * B panel, 12 vector accumulators in registers
+ *             micro-kernel: C[MR x NR] += A panel * B panel, 2 * MR vector accumulators in registers
  * </pre>
  *
- * <p>Block sizes ({@link Blocking#DEFAULT}), for the development machine (AMD Zen 4: L1d 32 KiB
- * and L2 1 MiB per core, 32 MiB shared L3): MR = 6 rows by NR = 2 vectors (32 floats with 16
- * lanes) in the micro-kernel's registers; KC = 512, so C makes few round trips to memory; NB =
- * 256, so an A micro-panel ({@code MR x KC}, 12 KiB) stays in L1 while it sweeps a group of B
- * micro-panels and that group ({@code KC x NB}, 512 KiB) stays in L2 while the packed A block
- * sweeps it; MC = 264 (A block {@code MC x KC}, 528 KiB); NC = 2048 (B block {@code KC x NC},
- * 4 MiB, in L3). The measurements behind each size, and the variants that were tried and
+ * <p>Block sizes ({@link Blocking#DEFAULT}), for AMD Zen 4 and Zen 5 (L1d 32 and 48 KiB, L2 1 MiB
+ * per core, 32 MiB shared L3): MR = 6 or 12 rows ({@link VectorMicroKernel}) by NR = 2 vectors (32
+ * floats with 16 lanes) in the micro-kernel's registers; KC = 512, so C makes few round trips to
+ * memory; NB = 256, so an A micro-panel ({@code MR x KC}, 12 or 24 KiB) stays in L1 while it
+ * sweeps a group of B micro-panels and that group ({@code KC x NB}, 512 KiB) stays in L2 while
+ * the packed A block sweeps it; MC = 264 (A block {@code MC x KC}, 528 KiB); NC = 2048 (B block
+ * {@code KC x NC}, 4 MiB, in L3). KC = 256 with twelve rows measured 0 to 6% slower on Zen 5. The measurements behind each size, and the variants that were tried and
  * dropped, are in {@code jmh/README.md} ("GEMM tuning").
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block

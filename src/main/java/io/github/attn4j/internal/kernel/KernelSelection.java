@@ -21,12 +21,23 @@ import java.util.Optional;
  * The system property {@value #PROPERTY} overrides the choice: {@code scalar}, or a width in bits
  * ({@code 128}, {@code 256}, {@code 512}); {@code auto} (or no value) decides as above. A forced
  * width still needs the module; a width above the preferred one works but runs slowly, and a
- * warning says so. The decision is logged once through {@link System.Logger} (logger
- * {@code io.github.attn4j}).
+ * warning says so.
+ *
+ * <p>On the vector path the micro-kernel's register block has six rows, or twelve on the 512-bit
+ * path ({@link VectorMicroKernel} says why). The system property {@value #ROWS_PROPERTY} overrides
+ * that: {@code 6} or {@code 12} at any width, {@code auto} (or no value) as above. Twelve rows need
+ * 24 accumulators: at 256 bits and below they fit only in a register file of 32 vectors (AVX-512
+ * at a forced narrower width, ARM). The scalar path has its own block and ignores the property.
+ * The row count changes no result bit: every element of a product is the same chain of
+ * multiply-adds whatever the blocking.
+ *
+ * <p>The decision is logged once through {@link System.Logger} (logger {@code io.github.attn4j}).
  */
 public final class KernelSelection {
     /** The system property that forces a path: {@code scalar}, {@code 128}, {@code 256}, {@code 512} or {@code auto}. */
     public static final String PROPERTY = "attn4j.kernels";
+    /** The system property that sets the rows of the vector register block: {@code 6}, {@code 12} or {@code auto}. */
+    public static final String ROWS_PROPERTY = "attn4j.kernelRows";
 
     private static final String MODULE = "jdk.incubator.vector";
 
@@ -34,17 +45,23 @@ public final class KernelSelection {
      * The decision: {@code bits == 0} for the scalar kernels, else the vector width in bits.
      *
      * @param bits   0 (scalar) or 128, 256, 512
+     * @param rows   rows of the vector register block (6 or 12); 0 on the scalar path
      * @param reason why this path was taken, for the log line and for {@link Kernels#describe()}
      * @param level  how loudly to log it: {@code WARNING} when performance is lost
      */
-    record Choice(int bits, String reason, System.Logger.Level level) {
+    record Choice(int bits, int rows, String reason, System.Logger.Level level) {
         boolean scalar() {
             return bits == 0;
         }
     }
 
     /** What the JVM offers, gathered once; a pure input to {@link #decide}. */
-    record Environment(String property, boolean moduleReadable, Optional<String> compilerProblem, int preferredBits) {
+    record Environment(String property, boolean moduleReadable, Optional<String> compilerProblem, int preferredBits,
+                       String rowsProperty) {
+        /** An environment without {@value #ROWS_PROPERTY}. */
+        Environment(String property, boolean moduleReadable, Optional<String> compilerProblem, int preferredBits) {
+            this(property, moduleReadable, compilerProblem, preferredBits, null);
+        }
     }
 
     static final Choice CHOICE = choose();
@@ -56,7 +73,8 @@ public final class KernelSelection {
         String property = System.getProperty(PROPERTY);
         boolean readable = moduleReadable();
         int preferred = readable ? VectorProbe.preferredBits() : 0;
-        Choice choice = decide(new Environment(property, readable, compilerProblem(), preferred));
+        Choice choice = decide(new Environment(property, readable, compilerProblem(), preferred,
+                System.getProperty(ROWS_PROPERTY)));
         System.getLogger("io.github.attn4j").log(choice.level(), "attn4j kernels: {0}",
                 describe(choice));
         return choice;
@@ -64,23 +82,39 @@ public final class KernelSelection {
 
     /** The decision as a pure function of the environment, so every branch is testable in one JVM. */
     static Choice decide(Environment env) {
+        Choice width = decideWidth(env);
+        if (width.scalar()) {
+            return width;
+        }
+        String rows = env.rowsProperty() == null ? "auto" : env.rowsProperty().trim().toLowerCase(Locale.ROOT);
+        int auto = width.bits() == 512 ? 12 : 6;
+        return switch (rows) {
+            case "auto" -> new Choice(width.bits(), auto, width.reason(), width.level());
+            case "6", "12" -> new Choice(width.bits(), Integer.parseInt(rows),
+                    width.reason() + ", " + ROWS_PROPERTY + "=" + rows, width.level());
+            default -> new Choice(width.bits(), auto, width.reason() + "; ignored " + ROWS_PROPERTY + "="
+                    + env.rowsProperty() + " (expected 6, 12 or auto)", System.Logger.Level.WARNING);
+        };
+    }
+
+    private static Choice decideWidth(Environment env) {
         String forced = env.property() == null ? "auto" : env.property().trim().toLowerCase(Locale.ROOT);
         System.Logger.Level info = System.Logger.Level.INFO;
         System.Logger.Level warning = System.Logger.Level.WARNING;
         switch (forced) {
             case "scalar":
-                return new Choice(0, PROPERTY + "=scalar", info);
+                return new Choice(0, 0, PROPERTY + "=scalar", info);
             case "128", "256", "512": {
                 int bits = Integer.parseInt(forced);
                 if (!env.moduleReadable()) {
-                    return new Choice(0, PROPERTY + "=" + bits + " asks for vectors, but " + MODULE
+                    return new Choice(0, 0, PROPERTY + "=" + bits + " asks for vectors, but " + MODULE
                             + " is not readable (add --add-modules " + MODULE + ")", warning);
                 }
                 if (bits > env.preferredBits()) {
-                    return new Choice(bits, PROPERTY + "=" + bits + ", wider than the hardware's preferred "
+                    return new Choice(bits, 0, PROPERTY + "=" + bits + ", wider than the hardware's preferred "
                             + env.preferredBits() + " bits: correct but slow", warning);
                 }
-                return new Choice(bits, PROPERTY + "=" + bits, info);
+                return new Choice(bits, 0, PROPERTY + "=" + bits, info);
             }
             case "auto":
                 break;
@@ -94,22 +128,23 @@ public final class KernelSelection {
     private static Choice withAuto(Environment env, String prefix, System.Logger.Level level) {
         System.Logger.Level warning = System.Logger.Level.WARNING;
         if (!env.moduleReadable()) {
-            return new Choice(0, prefix + MODULE + " is not readable (add --add-modules " + MODULE
+            return new Choice(0, 0, prefix + MODULE + " is not readable (add --add-modules " + MODULE
                     + " for the vector kernels)", warning);
         }
         if (env.compilerProblem().isPresent()) {
-            return new Choice(0, prefix + env.compilerProblem().get(), warning);
+            return new Choice(0, 0, prefix + env.compilerProblem().get(), warning);
         }
         if (env.preferredBits() < 128) {
-            return new Choice(0, prefix + "the preferred float species has " + env.preferredBits()
+            return new Choice(0, 0, prefix + "the preferred float species has " + env.preferredBits()
                     + " bits, under 128", warning);
         }
-        return new Choice(env.preferredBits(), prefix + "preferred species", level);
+        return new Choice(env.preferredBits(), 0, prefix + "preferred species", level);
     }
 
     static String describe(Choice choice) {
         String path = choice.scalar() ? "scalar"
-                : "Vector API, " + choice.bits() + "-bit (" + choice.bits() / 32 + " float lanes)";
+                : "Vector API, " + choice.bits() + "-bit (" + choice.bits() / 32 + " float lanes), register block "
+                + choice.rows() + " x 2 vectors";
         return path + "; " + choice.reason();
     }
 

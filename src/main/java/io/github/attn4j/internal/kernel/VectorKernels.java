@@ -9,7 +9,7 @@ final class VectorKernels {
     }
 
     static MicroKernel microKernel() {
-        return new VectorMicroKernel();
+        return new VectorMicroKernel(KernelSelection.CHOICE.rows());
     }
 
     static RowOps rowOps() {

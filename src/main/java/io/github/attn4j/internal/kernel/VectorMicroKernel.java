@@ -5,9 +5,11 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The Vector API micro-kernel: a {@code 6 x 2V} block of C (V = {@link Vectors#LANES}) held in
- * 12 vector accumulators on every width, updated by broadcasting one element of A per row and
- * loading two vectors of B per step of the reduction. {@link #blocks} reads A as rows (attention
- * scores and weights times values, and the GEMM's packed A micro-panels, which are row-major too).
+ * 12 vector accumulators, updated by broadcasting one element of A per row and loading two
+ * vectors of B per step of the reduction, or, when {@link KernelSelection} chose twelve rows (on
+ * the 512-bit path), a {@code 12 x 2V} block in 24 accumulators for blocks of more than six rows
+ * ({@link VectorTallBlocks}). {@link #blocks} reads A as rows (attention scores and weights times
+ * values, and the GEMM's packed A micro-panels, which are row-major too).
  *
  * <p>All strides in the reduction loop are constants or the loop index, so C2 hoists every range
  * check out of the loop (a variable stride there halved the throughput). In {@link #blocks}, rows
@@ -20,25 +22,21 @@ import jdk.incubator.vector.VectorSpecies;
  * FMA ceiling; through {@link #blocks} the disassembled loop holds all twelve accumulators, the
  * two B vectors and two broadcasts in the 16 registers. GemmBenchmark, one thread, 256-bit path,
  * the two jars alternated twice: 512³ 6.75 and 7.45 → 3.99 and 4.86 ms, the L = 512 projection
- * 20.8 and 21.5 → 11.1 and 14.1 ms (jmh/README.md, "GEMM tuning"). On a 512-bit machine the packed loop had measured 115 against
- * 108 GFLOP/s for this one with the panel in L1; the whole GEMM was not measured there again.
+ * 20.8 and 21.5 → 11.1 and 14.1 ms (jmh/README.md, "GEMM tuning").
  *
- * <p>Why six rows, when AVX-512 has 32 registers: taller blocks of the same two vectors were
- * measured and lost on the target machine (Zen 4). With 12 rows (24 accumulators; C2 kept them
- * all in registers: 24 FMAs, 12 broadcasts and 2 loads per step, no spills) the GEMM was 11 to
- * 38% slower (2048³ 192.9 → 231.2 ms, the L = 128 projection 1.99 → 2.74 ms) and the attention
- * 4 to 27% slower, in two pairs of runs; with 8 rows (one pair) the GEMM was 12 to 36% slower
- * and the attention mixed (-5 to +12%). JMH medians of GemmBenchmark and
- * ScaledDotProductAttentionBenchmark, the two jars alternated. A possible cause, not measured:
- * the larger A micro-panel ({@code MR * KC * 4} bytes, 12 KiB at six rows, 24 KiB at twelve)
- * shares the 32 KiB L1 with the streamed B panel.
+ * <p>Six rows on the narrower paths: 16 vector registers (AVX2) hold twelve accumulators, not
+ * 24. Twelve rows on the 512-bit path by default since they were measured faster on a core with
+ * full-width 512-bit FMAs (AMD Zen 5; {@link VectorTallBlocks}). On a core that runs each 512-bit
+ * FMA as two halves (AMD Zen 4) an earlier twelve-row kernel was 11 to 38% slower in the GEMM
+ * and 4 to 27% slower in the attention (GemmBenchmark and ScaledDotProductAttentionBenchmark, two
+ * pairs of runs); {@code -Dattn4j.kernelRows=6} restores six rows there.
  */
 final class VectorMicroKernel implements MicroKernel {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
     private static final int L = Vectors.LANES;
 
-    /** Rows of the register block. */
-    static final int MR = 6;
+    /** Rows of the short register block, and the most a block of the tall kernel leaves to it. */
+    static final int SHORT_ROWS = 6;
     /** Columns of the register block: two vectors. */
     static final int NR = 2 * L;
 
@@ -47,11 +45,26 @@ final class VectorMicroKernel implements MicroKernel {
      * edges of a product), written out with full-width stores before its corner goes to C: one
      * buffer per thread instead of one array per partial block.
      */
-    private static final ThreadLocal<float[]> SPILL = ThreadLocal.withInitial(() -> new float[MR * NR]);
+    static final ThreadLocal<float[]> SPILL =
+            ThreadLocal.withInitial(() -> new float[VectorTallBlocks.ROWS * NR]);
+
+    /** Rows of the register block: {@link #SHORT_ROWS} or {@link VectorTallBlocks#ROWS}. */
+    private final int rows;
+
+    /**
+     * @param rows rows of the register block, {@link #SHORT_ROWS} or {@link VectorTallBlocks#ROWS}
+     */
+    VectorMicroKernel(int rows) {
+        if (rows != SHORT_ROWS && rows != VectorTallBlocks.ROWS) {
+            throw new IllegalArgumentException("rows: expected " + SHORT_ROWS + " or " + VectorTallBlocks.ROWS
+                    + ", got " + rows);
+        }
+        this.rows = rows;
+    }
 
     @Override
     public int mr() {
-        return MR;
+        return rows;
     }
 
     @Override
@@ -104,7 +117,7 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     /** Writes the {@code mr x nr} corner of a register block spilled row by row (NR apart) into C. */
-    private static void copyCorner(float[] spill, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+    static void copyCorner(float[] spill, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
         for (int i = 0; i < mr; i++) {
             int row = cOff + i * ldc;
             for (int j = 0; j < nr; j++) {
@@ -113,10 +126,18 @@ final class VectorMicroKernel implements MicroKernel {
         }
     }
 
-    /** One method for all panels, so the row set-up and C2's range-check predicates are paid once per call. */
+    /**
+     * One method for all panels, so the row set-up and C2's range-check predicates are paid once
+     * per call. Blocks of up to six rows (a decode step's rows, the last block of a product) run
+     * the six-row loop whatever the register block, so they do not pay for twelve rows.
+     */
     @Override
     public void blocks(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
                        float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        if (mr > SHORT_ROWS) {
+            VectorTallBlocks.blocks(kc, a, aOff, lda, b, bOff, bStride, panels, c, cOff, ldc, mr, lastNr, accumulate);
+            return;
+        }
         // Rows past mr re-read the last valid row: their accumulators are computed but never stored.
         int r0 = aOff;
         int r1 = mr > 1 ? r0 + lda : r0;

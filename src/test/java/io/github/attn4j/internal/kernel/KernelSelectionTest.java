@@ -45,6 +45,23 @@ class KernelSelectionTest {
         assertChoice(0, WARNING, "ignored attn4j.kernels=fast", new Environment("fast", false, C2_ON, 0));
     }
 
+    @Test
+    void twelveRowsOnThe512BitPathAndSixBelowUnlessThePropertySays() {
+        assertRows(12, INFO, "preferred species", new Environment(null, true, C2_ON, 512, null));
+        assertRows(6, INFO, "attn4j.kernels=256", new Environment("256", true, C2_ON, 512, "auto"));
+        assertRows(6, INFO, "preferred species", new Environment(null, true, C2_ON, 128, null));
+        assertRows(6, INFO, "attn4j.kernelRows=6", new Environment(null, true, C2_ON, 512, " 6 "));
+        assertRows(12, INFO, "attn4j.kernelRows=12", new Environment("256", true, C2_ON, 512, "12"));
+        assertRows(12, WARNING, "ignored attn4j.kernelRows=8 (expected 6, 12 or auto)",
+                new Environment(null, true, C2_ON, 512, "8"));
+        assertRows(6, WARNING, "ignored attn4j.kernelRows=tall", new Environment(null, true, C2_ON, 256, "tall"));
+        // The scalar path has its own block: the property does not apply, and is not mentioned.
+        Choice scalar = KernelSelection.decide(new Environment("scalar", true, C2_ON, 512, "12"));
+        assertEquals(0, scalar.rows(), scalar.toString());
+        assertEquals("attn4j.kernels=scalar", scalar.reason());
+        assertTrue(KernelSelection.describe(new Choice(512, 12, "x", INFO)).contains("register block 12 x 2 vectors"));
+    }
+
     /** Each surefire execution forces one path; this checks the JVM took it. */
     @Test
     void thisJvmTookTheForcedPath() {
@@ -57,6 +74,18 @@ class KernelSelectionTest {
         }
         assertEquals(Kernels.vectorBits() == 0 ? ScalarMicroKernel.class : VectorMicroKernel.class, Kernels.MICRO.getClass());
         assertEquals(Kernels.vectorBits() == 0 ? ScalarRowOps.class : VectorRowOps.class, Kernels.ROWS.getClass());
+        if (Kernels.vectorBits() > 0) {
+            assertEquals(KernelSelection.CHOICE.rows(), Kernels.MR, described);
+            assertEquals(System.getProperty(KernelSelection.ROWS_PROPERTY) == null && Kernels.vectorBits() == 512 ? 12 : 6,
+                    Kernels.MR, described);
+        }
+    }
+
+    private static void assertRows(int rows, System.Logger.Level level, String reasonPart, Environment env) {
+        Choice c = KernelSelection.decide(env);
+        assertEquals(rows, c.rows(), c.toString());
+        assertEquals(level, c.level(), c.toString());
+        assertTrue(c.reason().contains(reasonPart), c.reason());
     }
 
     private static void assertChoice(int bits, System.Logger.Level level, String reasonPart, Environment env) {
