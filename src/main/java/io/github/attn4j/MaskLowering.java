@@ -21,11 +21,8 @@ final class MaskLowering {
      * {@link #checkApplicable} first. Tensors are referenced with broadcast strides, not copied.
      */
     static ScoreMask lower(AttentionMask mask, int batch, int queries, int keys) {
-        int[] rowKeys = new int[batch];
-        int[] rowQueries = new int[batch];
-        Arrays.fill(rowKeys, keys);
-        Arrays.fill(rowQueries, queries);
-        return lower(mask, batch, queries, keys, rowKeys, rowQueries);
+        // One entry for all rows: the lowered mask's size does not grow with the batch.
+        return lower(mask, batch, queries, keys, new int[] {keys}, new int[] {queries});
     }
 
     /**
@@ -34,11 +31,12 @@ final class MaskLowering {
      * at position {@code rowKeys[b] - rowQueries[b] + t} (end alignment per row), which the causal
      * limit, the sliding window and ALiBi distances use. Tensor parts are read with {@code keys}
      * (the longest row) as Lk and {@code queries} as Lq; call {@link #checkApplicable} with those
-     * first.
+     * first. {@code rowKeys} and {@code rowQueries} may instead hold a single entry for all rows.
      */
     static ScoreMask lower(AttentionMask mask, int batch, int queries, int keys, int[] rowKeys, int[] rowQueries) {
-        int[] origin = new int[batch];
-        for (int b = 0; b < batch; b++) {
+        int perRow = rowKeys.length;
+        int[] origin = new int[perRow];
+        for (int b = 0; b < perRow; b++) {
             origin[b] = rowKeys[b] - rowQueries[b];
         }
         int[] causalShift = null;
@@ -50,10 +48,10 @@ final class MaskLowering {
             switch (part) {
                 case AttentionMask.Causal c -> {
                     if (causalShift == null) {
-                        causalShift = new int[batch];
+                        causalShift = new int[perRow];
                         Arrays.fill(causalShift, Integer.MAX_VALUE);
                     }
-                    for (int b = 0; b < batch; b++) {
+                    for (int b = 0; b < perRow; b++) {
                         causalShift[b] = Math.min(causalShift[b], c.endAligned() ? origin[b] : 0);
                     }
                 }
@@ -71,7 +69,7 @@ final class MaskLowering {
                 case AttentionMask.Additive a -> biasRows.add(rowSource(a.bias()));
             }
         }
-        return new ScoreMask(origin, rowQueries, causalShift, window, slopes, keepRows, biasRows);
+        return new ScoreMask(batch, origin, rowQueries, causalShift, window, slopes, keepRows, biasRows);
     }
 
     private static ScoreMask.RowSource rowSource(Tensor t) {

@@ -10,7 +10,9 @@ import java.util.List;
  * <p><b>Positions.</b> Query {@code t} of batch row {@code b} sits at position
  * {@code i' = origin[b] + t} (end alignment: {@code Lk - Lq} for plain attention, the row's
  * cached length before the call for a cache). Only its first {@code queries[b]} queries are
- * real; the rest (rows of a ragged batch that took fewer tokens) attend nothing.
+ * real; the rest (rows of a ragged batch that took fewer tokens) attend nothing. The per-row
+ * arrays hold one entry per batch row, or a single entry for all of them (a batch that is not
+ * ragged), so a plain call's mask does not grow with the batch.
  *
  * <p><b>Key range.</b> A causal limit keeps keys {@code j <= t + causalShift[b]}; a sliding
  * window keeps {@code |i' - j| < window}. Everything outside {@code [start, end)} is masked, so
@@ -42,16 +44,23 @@ public final class ScoreMask {
     private final int rows;
 
     /**
-     * @param origin      per batch row, the position of query 0
-     * @param queries     per batch row, the number of real queries
-     * @param causalShift per batch row, query t attends keys {@code j <= t + causalShift[b]}; null when not causal
+     * @param rows        number of batch rows
+     * @param origin      per batch row (or one for all), the position of query 0
+     * @param queries     per batch row (or one for all), the number of real queries
+     * @param causalShift per batch row (or one for all), query t attends keys
+     *                    {@code j <= t + causalShift[b]}; null when not causal
      * @param window      sliding window ({@code |i' - j| < window}), 0 for none
      * @param alibi       ALiBi slope per query head (null for none): adds {@code -slope · |i' - j|}
      * @param keep        sources whose 0 entries mask a key (nonzero keeps it)
      * @param bias        sources added to the scaled scores
      */
-    public ScoreMask(int[] origin, int[] queries, int[] causalShift, int window, float[] alibi,
+    public ScoreMask(int rows, int[] origin, int[] queries, int[] causalShift, int window, float[] alibi,
                      List<RowSource> keep, List<RowSource> bias) {
+        if (!perRow(origin, rows) || !perRow(queries, rows) || causalShift != null && !perRow(causalShift, rows)) {
+            throw new IllegalArgumentException("origin, queries and causalShift: expected 1 or " + rows
+                    + " entries, got " + origin.length + ", " + queries.length + " and "
+                    + (causalShift == null ? "none" : String.valueOf(causalShift.length)));
+        }
         this.origin = origin;
         this.queries = queries;
         this.causalShift = causalShift;
@@ -59,7 +68,16 @@ public final class ScoreMask {
         this.alibi = alibi;
         this.keep = keep.toArray(RowSource[]::new);
         this.bias = bias.toArray(RowSource[]::new);
-        this.rows = origin.length;
+        this.rows = rows;
+    }
+
+    private static boolean perRow(int[] values, int rows) {
+        return values.length == 1 || values.length == rows;
+    }
+
+    /** Entry {@code b} of a per-row array, or its single entry. */
+    private static int of(int[] values, int b) {
+        return values[values.length == 1 ? 0 : b];
     }
 
     /** Number of batch rows. */
@@ -69,20 +87,20 @@ public final class ScoreMask {
 
     /** First key query {@code t} of row {@code b} may attend (the range is empty when it is not below {@link #keyEnd}). */
     int keyStart(int b, int t) {
-        return window == 0 ? 0 : (int) Math.max(0, (long) origin[b] + t - window + 1);
+        return window == 0 ? 0 : (int) Math.max(0, (long) of(origin, b) + t - window + 1);
     }
 
     /** One past the last key query {@code t} of row {@code b} may attend, in {@code [0, keys]}. */
     int keyEnd(int b, int t, int keys) {
-        if (t >= queries[b]) {
+        if (t >= of(queries, b)) {
             return 0;
         }
         long end = keys;
         if (causalShift != null) {
-            end = Math.min(end, (long) t + causalShift[b] + 1);
+            end = Math.min(end, (long) t + of(causalShift, b) + 1);
         }
         if (window != 0) {
-            end = Math.min(end, (long) origin[b] + t + window);
+            end = Math.min(end, (long) of(origin, b) + t + window);
         }
         return (int) Math.max(0, end);
     }
@@ -144,7 +162,7 @@ public final class ScoreMask {
      */
     void transform(float[] s, int off, int n, int b, int h, int t, int j0, float unit) {
         if (alibi != null) {
-            Kernels.ROWS.addDistanceBias(s, off, n, alibi[h] * unit, origin[b] + t - j0);
+            Kernels.ROWS.addDistanceBias(s, off, n, alibi[h] * unit, of(origin, b) + t - j0);
         }
         for (RowSource src : bias) {
             Kernels.ROWS.addBias(s, off, n, src.data(), src.rowStart(b, h, t) + j0, unit);

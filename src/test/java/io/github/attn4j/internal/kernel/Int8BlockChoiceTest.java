@@ -31,7 +31,7 @@ class Int8BlockChoiceTest {
             sources[g].append(HeadLayout.headsMajor(k, 1, KVH, L, D), HeadLayout.headsMajor(v, 1, KVH, L, D), 0, g, L);
         }
         float[] out = new float[H * D];
-        ScoreMask none = new ScoreMask(new int[]{L - 1}, new int[]{1}, null, 0, null, List.of(), List.of());
+        ScoreMask none = new ScoreMask(1, new int[]{L - 1}, new int[]{1}, null, 0, null, List.of(), List.of());
         AttentionKernel.forward(HeadLayout.headsMajor(q, 1, H, 1, D), sources, KVH, HeadLayout.headsMajor(out, 1, H, 1, D), none,
                 AttentionKernel.Scores.scaled((float) (1 / Math.sqrt(D))), 2);
         double num = 0, den = 0;

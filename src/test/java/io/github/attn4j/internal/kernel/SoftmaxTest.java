@@ -118,7 +118,7 @@ class SoftmaxTest {
         }
         float slope = 0.25f;
         int origin = cols - rows;
-        ScoreMask mask = new ScoreMask(new int[]{origin}, new int[]{rows}, new int[]{origin}, window, new float[]{slope},
+        ScoreMask mask = new ScoreMask(1, new int[]{origin}, new int[]{rows}, new int[]{origin}, window, new float[]{slope},
                 List.of(new ScoreMask.RowSource(keep, 0, 0, 0, cols)),
                 List.of(new ScoreMask.RowSource(bias, 0, 0, 0, 0)));
         float[] original = x.clone();
