@@ -25,8 +25,8 @@ import java.util.Objects;
  * memory; NB = 256, so an A micro-panel ({@code MR x KC}, 12 or 24 KiB) stays in L1 while it
  * sweeps a group of B micro-panels and that group ({@code KC x NB}, 512 KiB) stays in L2 while
  * the packed A block sweeps it; MC = 264 (A block {@code MC x KC}, 528 KiB); NC = 2048 (B block
- * {@code KC x NC}, 4 MiB, in L3). KC = 256 with twelve rows measured 0 to 6% slower on Zen 5. The measurements behind each size, and the variants that were tried and
- * dropped, are in {@code jmh/README.md} ("GEMM tuning").
+ * {@code KC x NC}, 4 MiB, in L3). The measurements behind each size and the variants tried and
+ * dropped (KC = 256 with twelve rows: 0 to 6% slower on Zen 5) are in {@code jmh/README.md}.
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
  * summed by one micro-kernel call), whatever the blocking of M and N. {@link #rowBlocks} computes
@@ -41,9 +41,8 @@ import java.util.Objects;
  *
  * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
  * {@code MC * KC + KC * NC} floats, 4.5 MiB, plus {@code KC * NB} floats, 512 KiB, for widened
- * 16-bit panels, sized to the largest call so far), so concurrent
- * calls from several threads are safe. The elements of C must not overlap elements read
- * through {@code a} or {@code b}; disjoint regions of one array are fine.
+ * 16-bit panels, sized to the largest call so far), so concurrent calls from several threads
+ * are safe. C's elements must not overlap those read through {@code a} or {@code b}.
  */
 public final class Gemm {
     private static final int MR = Kernels.MR;
