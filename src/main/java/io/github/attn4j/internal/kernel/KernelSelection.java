@@ -1,6 +1,10 @@
 package io.github.attn4j.internal.kernel;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -24,7 +28,8 @@ import java.util.Optional;
  * warning says so.
  *
  * <p>On the vector path the micro-kernel's register block has six rows, or twelve on the 512-bit
- * path ({@link VectorMicroKernel} says why). The system property {@value #ROWS_PROPERTY} overrides
+ * path ({@link VectorMicroKernel} says why) except on an AMD processor of family 25 (Zen 4, read
+ * from {@code /proc/cpuinfo}), which runs each 512-bit FMA as two halves. The system property {@value #ROWS_PROPERTY} overrides
  * that: {@code 6} or {@code 12} at any width, {@code auto} (or no value) as above. Twelve rows need
  * 24 accumulators: at 256 bits and below they fit only in a register file of 32 vectors (AVX-512
  * at a forced narrower width, ARM). The scalar path has its own block and ignores the property.
@@ -57,10 +62,10 @@ public final class KernelSelection {
 
     /** What the JVM offers, gathered once; a pure input to {@link #decide}. */
     record Environment(String property, boolean moduleReadable, Optional<String> compilerProblem, int preferredBits,
-                       String rowsProperty) {
-        /** An environment without {@value #ROWS_PROPERTY}. */
+                       String rowsProperty, boolean halfWidthFma) {
+        /** An environment without {@value #ROWS_PROPERTY}, on a core with full-width 512-bit FMAs. */
         Environment(String property, boolean moduleReadable, Optional<String> compilerProblem, int preferredBits) {
-            this(property, moduleReadable, compilerProblem, preferredBits, null);
+            this(property, moduleReadable, compilerProblem, preferredBits, null, false);
         }
     }
 
@@ -74,7 +79,7 @@ public final class KernelSelection {
         boolean readable = moduleReadable();
         int preferred = readable ? VectorProbe.preferredBits() : 0;
         Choice choice = decide(new Environment(property, readable, compilerProblem(), preferred,
-                System.getProperty(ROWS_PROPERTY)));
+                System.getProperty(ROWS_PROPERTY), isAmdFamily25()));
         System.getLogger("io.github.attn4j").log(choice.level(), "attn4j kernels: {0}",
                 describe(choice));
         return choice;
@@ -87,9 +92,11 @@ public final class KernelSelection {
             return width;
         }
         String rows = env.rowsProperty() == null ? "auto" : env.rowsProperty().trim().toLowerCase(Locale.ROOT);
-        int auto = width.bits() == 512 ? 12 : 6;
+        boolean halved = width.bits() == 512 && env.halfWidthFma();
+        int auto = width.bits() == 512 && !halved ? 12 : 6;
         return switch (rows) {
-            case "auto" -> new Choice(width.bits(), auto, width.reason(), width.level());
+            case "auto" -> new Choice(width.bits(), auto, halved ? width.reason()
+                    + ", 6 rows: AMD family 25 (Zen 4) runs each 512-bit FMA as two halves" : width.reason(), width.level());
             case "6", "12" -> new Choice(width.bits(), Integer.parseInt(rows),
                     width.reason() + ", " + ROWS_PROPERTY + "=" + rows, width.level());
             default -> new Choice(width.bits(), auto, width.reason() + "; ignored " + ROWS_PROPERTY + "="
@@ -146,6 +153,22 @@ public final class KernelSelection {
                 : "Vector API, " + choice.bits() + "-bit (" + choice.bits() / 32 + " float lanes), register block "
                 + choice.rows() + " x 2 vectors";
         return path + "; " + choice.reason();
+    }
+
+    /**
+     * Whether {@code /proc/cpuinfo} names an AMD processor of family 25: of those only Zen 4 has
+     * AVX-512, and it runs each 512-bit FMA as two 256-bit halves, where six rows were measured
+     * faster. False when the file cannot be read (not Linux) or says otherwise.
+     */
+    private static boolean isAmdFamily25() {
+        try (var lines = Files.lines(Path.of("/proc/cpuinfo"))) {
+            List<String> head = lines.limit(40).toList();
+            boolean amd = head.stream().anyMatch(l -> l.startsWith("vendor_id") && l.endsWith("AuthenticAMD"));
+            boolean family25 = head.stream().anyMatch(l -> l.startsWith("cpu family") && l.replaceAll("\\D", "").equals("25"));
+            return amd && family25;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     private static boolean moduleReadable() {

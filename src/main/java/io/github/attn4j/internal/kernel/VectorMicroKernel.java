@@ -29,7 +29,8 @@ import jdk.incubator.vector.VectorSpecies;
  * full-width 512-bit FMAs (AMD Zen 5; {@link VectorTallBlocks}). On a core that runs each 512-bit
  * FMA as two halves (AMD Zen 4) an earlier twelve-row kernel was 11 to 38% slower in the GEMM
  * and 4 to 27% slower in the attention (GemmBenchmark and ScaledDotProductAttentionBenchmark, two
- * pairs of runs); {@code -Dattn4j.kernelRows=6} restores six rows there.
+ * pairs of runs), so {@link KernelSelection} keeps six rows there; {@code -Dattn4j.kernelRows}
+ * overrides.
  */
 final class VectorMicroKernel implements MicroKernel {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
