@@ -236,8 +236,7 @@ public final class AttentionKernel {
             int i0 = (queryTiles - 1 - rest / n % queryTiles) * BQ;
             int split = rest % n;
             TileRows tile = ts.tile.set(p / kvHeads, firstBatch + p / kvHeads, p % kvHeads * perGroup + unit * fold,
-                    fold, i0,
-                    Math.min(BQ, unitRows - i0));
+                    fold, i0, Math.min(BQ, unitRows - i0));
             KeyValueSource kv = sources[p];
             if (weights != null) {
                 AttentionTile.materialized(q, out, mask, scores, kv, ts, weights, tile);

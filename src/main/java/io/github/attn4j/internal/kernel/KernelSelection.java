@@ -29,8 +29,9 @@ import java.util.Optional;
  *
  * <p>On the vector path the micro-kernel's register block has six rows, or twelve on the 512-bit
  * path ({@link VectorMicroKernel} says why) except on an AMD processor of family 25 (Zen 4, read
- * from {@code /proc/cpuinfo}), which runs each 512-bit FMA as two halves. The system property {@value #ROWS_PROPERTY} overrides
- * that: {@code 6} or {@code 12} at any width, {@code auto} (or no value) as above. Twelve rows need
+ * from {@code /proc/cpuinfo} when the preferred width is 512 bits), which runs each 512-bit FMA
+ * as two halves. The system property {@value #ROWS_PROPERTY} overrides that: {@code 6} or
+ * {@code 12} at any width, {@code auto} (or no value) as above. Twelve rows need
  * 24 accumulators: at 256 bits and below they fit only in a register file of 32 vectors (AVX-512
  * at a forced narrower width, ARM). The scalar path has its own block and ignores the property.
  * The row count changes no result bit: every element of a product is the same chain of
@@ -78,8 +79,9 @@ public final class KernelSelection {
         String property = System.getProperty(PROPERTY);
         boolean readable = moduleReadable();
         int preferred = readable ? VectorProbe.preferredBits() : 0;
+        // The processor matters only where twelve rows are the default: no file read elsewhere.
         Choice choice = decide(new Environment(property, readable, compilerProblem(), preferred,
-                System.getProperty(ROWS_PROPERTY), isAmdFamily25()));
+                System.getProperty(ROWS_PROPERTY), preferred == 512 && isAmdFamily25()));
         System.getLogger("io.github.attn4j").log(choice.level(), "attn4j kernels: {0}",
                 describe(choice));
         return choice;
@@ -95,8 +97,9 @@ public final class KernelSelection {
         boolean halved = width.bits() == 512 && env.halfWidthFma();
         int auto = width.bits() == 512 && !halved ? 12 : 6;
         return switch (rows) {
-            case "auto" -> new Choice(width.bits(), auto, halved ? width.reason()
-                    + ", 6 rows: AMD family 25 (Zen 4) runs each 512-bit FMA as two halves" : width.reason(), width.level());
+            case "auto" -> new Choice(width.bits(), auto, !halved ? width.reason()
+                    : width.reason() + ", 6 rows: AMD family 25 (Zen 4) runs each 512-bit FMA as two halves",
+                    width.level());
             case "6", "12" -> new Choice(width.bits(), Integer.parseInt(rows),
                     width.reason() + ", " + ROWS_PROPERTY + "=" + rows, width.level());
             default -> new Choice(width.bits(), auto, width.reason() + "; ignored " + ROWS_PROPERTY + "="
@@ -164,7 +167,8 @@ public final class KernelSelection {
         try (var lines = Files.lines(Path.of("/proc/cpuinfo"))) {
             List<String> head = lines.limit(40).toList();
             boolean amd = head.stream().anyMatch(l -> l.startsWith("vendor_id") && l.endsWith("AuthenticAMD"));
-            boolean family25 = head.stream().anyMatch(l -> l.startsWith("cpu family") && l.replaceAll("\\D", "").equals("25"));
+            boolean family25 = head.stream()
+                    .anyMatch(l -> l.startsWith("cpu family") && l.replaceAll("\\D", "").equals("25"));
             return amd && family25;
         } catch (IOException | RuntimeException e) {
             return false;

@@ -14,9 +14,9 @@ import static io.github.attn4j.internal.kernel.VectorMicroKernel.NR;
  * last valid row and are not stored, as there.
  *
  * <p>Why: on a core with full-width 512-bit FMAs (AMD Zen 5), the six-row block ran the score
- * product of a 48 x 128 tile at head width 64 at 87% of the FMA ceiling and this one at 95%,
- * and {@code MultiHeadAttention.forward} took 10 to 18% less time (jmh/README.md, "Twelve-row
- * register block"). On a core that splits each 512-bit FMA in two (AMD Zen 4), an earlier
+ * product of a 48 x 128 tile at head width 64 at 87% of the FMA ceiling and this one ran a
+ * 96 x 128 tile (the same flops per row) at 95%, and {@code MultiHeadAttention.forward} took 10
+ * to 18% less time (jmh/README.md, "Twelve-row register block"). On a core that splits each 512-bit FMA in two (AMD Zen 4), an earlier
  * twelve-row kernel measured 11 to 38% slower than six rows, so {@link KernelSelection} keeps six
  * rows there ({@code -Dattn4j.kernelRows} overrides).
  *
