@@ -231,9 +231,8 @@ public abstract class KeyValueSource {
      * {@code [j0, j0 + nk)}, into {@code s} from {@code sOff} (row stride BK), through {@link DecodeOps#floatProduct} on the tile {@link #keys}
      * points {@code tile} at. A narrow source computes the same product from its stored panels,
      * with no decoded tile. Its 4-row block has no rows past the query's (the micro-kernel has
-     * six), and, as on every {@link DecodeOps} product, A is read by depth: in a plain harness
-     * the float32 product ran about 1.5 times as fast as the micro-kernel (see
-     * {@link VectorDecodeOps}).
+     * six or twelve): in a plain harness the float32 product ran about 1.5 times as fast as the
+     * six-row micro-kernel (see {@link VectorDecodeOps}).
      */
     void stepScores(float[] qs, int qOff, int rows, int j0, int nk, int n, float[] s, int sOff, Tile tile) {
         keys(j0, nk, tile);

@@ -7,37 +7,34 @@ import jdk.incubator.vector.VectorSpecies;
  * The decode loops on {@link Vectors#SPECIES}: the bulk widenings of {@link DecodeOps} and its
  * products, over B rows widened by {@link VectorWiden}. The products hold a {@code 4 x 2V} block
  * of C in 8 accumulators and widen each B row in registers right before its fused
- * multiply-adds, so a narrow cache is read once, at its own width: decoding a whole key tile (32 KiB of floats at d = 128, with the 64-key tiles of the
- * time) into scratch first and reading it back cost about what the narrower reads saved. Four
- * rows, not the micro-kernel's six: a grouped-query decode step has four query rows per
- * key/value head (32 over 8), and on AVX2's 16 vector registers the widening needs room beside
- * the accumulators. A product first copies its A rows into a per-thread buffer laid out by
- * depth ({@link #byDepth}: the four elements of step p side by side), so that the four broadcasts
- * of a step read one index and three constant offsets. Read as rows in place, each broadcast
- * had its own row index, which C2 kept on the stack and reloaded in every step (seen in the
- * disassembly). Rows past {@code mr} are copies of the last valid row (nothing past A's last row
- * is read), and their accumulators are never stored. Plain harness, not JMH: a 4-row product
- * over eight float32 key panels in L1 (128 deep) took 1.5 to 2.4 ns per step against 2.7 to
- * 3.4 ns through the micro-kernel, whose six rows do half as much work again for a decode step;
- * the INT8 key product gained about 5% (widening and scaling dominate it). The block is
- * stored through a per-thread buffer ({@link #store}), not from vector arguments of a helper,
- * which C2 would box when it declines to inline it. Products of one or two rows of A (plain
- * multi-head attention; two query rows per key/value head) go over their whole groups of full
- * panels in {@link VectorDecodeRow} or {@link VectorDecodePair} instead, and over the rest of
- * their panels here ({@link #fullGroups}).
+ * multiply-adds, so a narrow cache is read once, at its own width: decoding a whole key tile
+ * into float32 scratch first and reading it back cost about what the narrower reads saved. Four
+ * rows, not the micro-kernel's six or twelve: a grouped-query decode step has four query rows
+ * per key/value head (32 over 8), and on AVX2's 16 vector registers the widening needs room
+ * beside the accumulators.
+ *
+ * <p>A product hands each panel to a small method per kind of B ({@link VectorDecodeBlocks})
+ * that reads the four rows of A in place and leaves the block in a per-thread buffer, which
+ * {@link #store} writes or adds into C. With the reduction inside the whole product (its
+ * arguments and panel loop live across it), C2 ran out of general registers: it kept B's array
+ * on the stack and A's in a vector register, moved back and forth in every step, and the
+ * products copied A into a by-depth buffer to spare index registers, a scalar pass that took 8
+ * to 10% of a BF16 or INT8 decode step (JFR). Alone, the loop has neither (seen in the
+ * disassembly). Plain harness, 128 deep, four panels in L2, ns per step in two runs before and
+ * two after: float32 1.77 / 1.96 and 1.69 / 1.52, F16 3.13 / 3.62 and 2.91 / 2.64, finite F16
+ * 2.06 / 2.65 and 1.65 / 1.68, INT8 values 1.89 / 2.01 and 1.71 / 1.67; BF16 and INT8 keys
+ * within the noise (jmh/README.md, "KV cache precision"). Rows past {@code mr} read the last
+ * valid row (nothing past A's last row is read), and their accumulators are never stored.
+ * Products of one or two rows of A (plain multi-head attention; two query rows per key/value
+ * head) go over their whole groups of full panels in {@link VectorDecodeRow} or
+ * {@link VectorDecodePair} instead, and over the rest of their panels here ({@link #fullGroups}).
  */
 final class VectorDecodeOps implements DecodeOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
     private static final int L = Vectors.LANES;
     private static final int NR = 2 * L;
-    /** Per thread, the products' scratch. */
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
-
-    /** A product's register block on its way to C, and its A laid out by depth ({@link #byDepth}). */
-    private static final class Scratch {
-        final float[] block = new float[PRODUCT_ROWS * NR];
-        float[] byDepth = new float[PRODUCT_ROWS * AttentionKernel.BK];
-    }
+    /** Per thread, a product's register block on its way to C. */
+    private static final ThreadLocal<float[]> BLOCK = ThreadLocal.withInitial(() -> new float[PRODUCT_ROWS * NR]);
 
     VectorDecodeOps() {
         if (NR != Kernels.NR) {
@@ -90,27 +87,9 @@ final class VectorDecodeOps implements DecodeOps {
         }
     }
 
-    /**
-     * A's first {@code kc} columns laid out by depth in the thread's scratch: element
-     * {@code (i, p)} at {@code PRODUCT_ROWS * p + i}, rows past {@code mr} copies of the last
-     * valid row (their accumulators are never stored).
-     */
-    private static float[] byDepth(Scratch scratch, float[] a, int aOff, int lda, int mr, int kc) {
-        if (scratch.byDepth.length < PRODUCT_ROWS * kc) {
-            scratch.byDepth = new float[PRODUCT_ROWS * kc];
-        }
-        float[] ad = scratch.byDepth;
-        int r1 = mr > 1 ? aOff + lda : aOff;
-        int r2 = mr > 2 ? r1 + lda : r1;
-        int r3 = mr > 3 ? r2 + lda : r2;
-        for (int p = 0; p < kc; p++) {
-            int at = PRODUCT_ROWS * p;
-            ad[at] = a[aOff + p];
-            ad[at + 1] = a[r1 + p];
-            ad[at + 2] = a[r2 + p];
-            ad[at + 3] = a[r3 + p];
-        }
-        return ad;
+    /** Offset of row {@code i} of A, or of its last valid row when {@code i >= mr}. */
+    private static int row(int aOff, int lda, int mr, int i) {
+        return aOff + Math.min(i, mr - 1) * lda;
     }
 
     @Override
@@ -125,42 +104,11 @@ final class VectorDecodeOps implements DecodeOps {
                 return;
             }
         }
-        Scratch scratch = SCRATCH.get();
-        float[] block = scratch.block;
-        float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
+        float[] out = BLOCK.get();
+        int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
         for (int t = first; t < panels; t++) {
-            int bt = bOff + t * bStride;
-            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-            for (int p = 0; p < kc; p++) {
-                int bi = bt + p * NR;
-                int ai = PRODUCT_ROWS * p;
-                FloatVector b0 = FloatVector.fromArray(S, b, bi);
-                FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
-                FloatVector av = FloatVector.broadcast(S, ad[ai]);
-                c00 = av.fma(b0, c00);
-                c01 = av.fma(b1, c01);
-                av = FloatVector.broadcast(S, ad[ai + 1]);
-                c10 = av.fma(b0, c10);
-                c11 = av.fma(b1, c11);
-                av = FloatVector.broadcast(S, ad[ai + 2]);
-                c20 = av.fma(b0, c20);
-                c21 = av.fma(b1, c21);
-                av = FloatVector.broadcast(S, ad[ai + 3]);
-                c30 = av.fma(b0, c30);
-                c31 = av.fma(b1, c31);
-            }
-            c00.intoArray(block, 0);
-            c01.intoArray(block, L);
-            c10.intoArray(block, NR);
-            c11.intoArray(block, NR + L);
-            c20.intoArray(block, 2 * NR);
-            c21.intoArray(block, 2 * NR + L);
-            c30.intoArray(block, 3 * NR);
-            c31.intoArray(block, 3 * NR + L);
-            store(block, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
+            VectorDecodeBlocks.floatBlock(kc, a, aOff, r1, r2, r3, b, bOff + t * bStride, out);
+            store(out, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
         }
     }
 
@@ -182,42 +130,18 @@ final class VectorDecodeOps implements DecodeOps {
         if (first == panels) {
             return;
         }
-        Scratch scratch = SCRATCH.get();
-        float[] block = scratch.block;
-        float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
+        float[] out = BLOCK.get();
+        int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
         for (int t = first; t < panels; t++) {
             int bt = bOff + t * bStride;
-            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-            for (int p = 0; p < kc; p++) {
-                int bi = bt + p * NR;
-                int ai = PRODUCT_ROWS * p;
-                FloatVector b0 = bf16 ? VectorWiden.bf16(b, bi) : finite ? VectorWiden.finiteF16(b, bi) : VectorWiden.f16(b, bi);
-                FloatVector b1 = bf16 ? VectorWiden.bf16(b, bi + L) : finite ? VectorWiden.finiteF16(b, bi + L) : VectorWiden.f16(b, bi + L);
-                FloatVector av = FloatVector.broadcast(S, ad[ai]);
-                c00 = av.fma(b0, c00);
-                c01 = av.fma(b1, c01);
-                av = FloatVector.broadcast(S, ad[ai + 1]);
-                c10 = av.fma(b0, c10);
-                c11 = av.fma(b1, c11);
-                av = FloatVector.broadcast(S, ad[ai + 2]);
-                c20 = av.fma(b0, c20);
-                c21 = av.fma(b1, c21);
-                av = FloatVector.broadcast(S, ad[ai + 3]);
-                c30 = av.fma(b0, c30);
-                c31 = av.fma(b1, c31);
+            if (bf16) {
+                VectorDecodeBlocks.bf16Block(kc, a, aOff, r1, r2, r3, b, bt, out);
+            } else if (finite) {
+                VectorDecodeBlocks.finiteF16Block(kc, a, aOff, r1, r2, r3, b, bt, out);
+            } else {
+                VectorDecodeBlocks.f16Block(kc, a, aOff, r1, r2, r3, b, bt, out);
             }
-            c00.intoArray(block, 0);
-            c01.intoArray(block, L);
-            c10.intoArray(block, NR);
-            c11.intoArray(block, NR + L);
-            c20.intoArray(block, 2 * NR);
-            c21.intoArray(block, 2 * NR + L);
-            c30.intoArray(block, 3 * NR);
-            c31.intoArray(block, 3 * NR + L);
-            store(block, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
+            store(out, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
         }
     }
 
@@ -235,46 +159,10 @@ final class VectorDecodeOps implements DecodeOps {
         if (first == panels) {
             return;
         }
-        Scratch scratch = SCRATCH.get();
-        float[] out = scratch.block;
-        float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
+        float[] out = BLOCK.get();
+        int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
         for (int t = first; t < panels; t++) {
-            int bt = bOff + t * bStride;
-            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-            for (int p0 = 0; p0 < kc; p0 += block) {
-                int si = sOff + t * sPanel + p0 / block * NR;
-                FloatVector s0 = FloatVector.fromArray(S, scales, si);
-                FloatVector s1 = FloatVector.fromArray(S, scales, si + L);
-                for (int p = p0; p < Math.min(kc, p0 + block); p++) {
-                    int bi = bt + p * NR;
-                    int ai = PRODUCT_ROWS * p;
-                    FloatVector b0 = VectorWiden.low(b, bi).mul(s0);
-                    FloatVector b1 = VectorWiden.high(b, bi).mul(s1);
-                    FloatVector av = FloatVector.broadcast(S, ad[ai]);
-                    c00 = av.fma(b0, c00);
-                    c01 = av.fma(b1, c01);
-                    av = FloatVector.broadcast(S, ad[ai + 1]);
-                    c10 = av.fma(b0, c10);
-                    c11 = av.fma(b1, c11);
-                    av = FloatVector.broadcast(S, ad[ai + 2]);
-                    c20 = av.fma(b0, c20);
-                    c21 = av.fma(b1, c21);
-                    av = FloatVector.broadcast(S, ad[ai + 3]);
-                    c30 = av.fma(b0, c30);
-                    c31 = av.fma(b1, c31);
-                }
-            }
-            c00.intoArray(out, 0);
-            c01.intoArray(out, L);
-            c10.intoArray(out, NR);
-            c11.intoArray(out, NR + L);
-            c20.intoArray(out, 2 * NR);
-            c21.intoArray(out, 2 * NR + L);
-            c30.intoArray(out, 3 * NR);
-            c31.intoArray(out, 3 * NR + L);
+            VectorDecodeBlocks.int8KeyBlock(kc, a, aOff, r1, r2, r3, b, bOff + t * bStride, scales, sOff + t * sPanel, block, out);
             store(out, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, false);
         }
     }
@@ -293,43 +181,10 @@ final class VectorDecodeOps implements DecodeOps {
         if (first == panels) {
             return;
         }
-        Scratch scratch = SCRATCH.get();
-        float[] out = scratch.block;
-        float[] ad = byDepth(scratch, a, aOff, lda, mr, kc);
+        float[] out = BLOCK.get();
+        int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
         for (int t = first; t < panels; t++) {
-            int bt = bOff + t * bStride;
-            int st = sOff + t * NR / block;
-            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-            for (int p = 0; p < kc; p++) {
-                int bi = bt + p * NR;
-                int ai = PRODUCT_ROWS * p;
-                FloatVector s = FloatVector.broadcast(S, scales[st + p * sRow]);
-                FloatVector b0 = VectorWiden.low(b, bi).mul(s);
-                FloatVector b1 = VectorWiden.high(b, bi).mul(s);
-                FloatVector av = FloatVector.broadcast(S, ad[ai]);
-                c00 = av.fma(b0, c00);
-                c01 = av.fma(b1, c01);
-                av = FloatVector.broadcast(S, ad[ai + 1]);
-                c10 = av.fma(b0, c10);
-                c11 = av.fma(b1, c11);
-                av = FloatVector.broadcast(S, ad[ai + 2]);
-                c20 = av.fma(b0, c20);
-                c21 = av.fma(b1, c21);
-                av = FloatVector.broadcast(S, ad[ai + 3]);
-                c30 = av.fma(b0, c30);
-                c31 = av.fma(b1, c31);
-            }
-            c00.intoArray(out, 0);
-            c01.intoArray(out, L);
-            c10.intoArray(out, NR);
-            c11.intoArray(out, NR + L);
-            c20.intoArray(out, 2 * NR);
-            c21.intoArray(out, 2 * NR + L);
-            c30.intoArray(out, 3 * NR);
-            c31.intoArray(out, 3 * NR + L);
+            VectorDecodeBlocks.int8ValueBlock(kc, a, aOff, r1, r2, r3, b, bOff + t * bStride, scales, sOff + t * NR / block, sRow, out);
             store(out, c, cOff + t * NR, ldc, mr, NR, true);
         }
     }

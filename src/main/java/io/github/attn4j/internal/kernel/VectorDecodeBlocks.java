@@ -1,0 +1,224 @@
+package io.github.attn4j.internal.kernel;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The 4 x 2V register blocks of {@link VectorDecodeOps}' products, one panel each: B's panel
+ * from {@code bt} (NR values per step), the four rows of A read in place from {@code r0 .. r3}
+ * (a row may repeat), the block left row by row, NR apart, in {@code out}. One method per kind
+ * of B, each small enough that C2 keeps the reduction's indices and arrays in registers (see
+ * {@link VectorDecodeOps}). Each element of the block is one chain of fused multiply-adds in
+ * increasing depth over the widened (and, for INT8, scaled) B values: the bits of the scalar
+ * products and of the micro-kernel over a decoded tile.
+ */
+final class VectorDecodeBlocks {
+    private static final VectorSpecies<Float> S = Vectors.SPECIES;
+    private static final int L = Vectors.LANES;
+    private static final int NR = 2 * L;
+
+    private VectorDecodeBlocks() {
+    }
+
+    static void floatBlock(int kc, float[] a, int r0, int r1, int r2, int r3, float[] b, int bt, float[] out) {
+        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+        for (int p = 0; p < kc; p++) {
+            int bi = bt + p * NR;
+            FloatVector b0 = FloatVector.fromArray(S, b, bi);
+            FloatVector b1 = FloatVector.fromArray(S, b, bi + L);
+            FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
+            c00 = av.fma(b0, c00);
+            c01 = av.fma(b1, c01);
+            av = FloatVector.broadcast(S, a[r1 + p]);
+            c10 = av.fma(b0, c10);
+            c11 = av.fma(b1, c11);
+            av = FloatVector.broadcast(S, a[r2 + p]);
+            c20 = av.fma(b0, c20);
+            c21 = av.fma(b1, c21);
+            av = FloatVector.broadcast(S, a[r3 + p]);
+            c30 = av.fma(b0, c30);
+            c31 = av.fma(b1, c31);
+        }
+        c00.intoArray(out, 0);
+        c01.intoArray(out, L);
+        c10.intoArray(out, NR);
+        c11.intoArray(out, NR + L);
+        c20.intoArray(out, 2 * NR);
+        c21.intoArray(out, 2 * NR + L);
+        c30.intoArray(out, 3 * NR);
+        c31.intoArray(out, 3 * NR + L);
+    }
+
+    static void bf16Block(int kc, float[] a, int r0, int r1, int r2, int r3, short[] b, int bt, float[] out) {
+        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+        for (int p = 0; p < kc; p++) {
+            int bi = bt + p * NR;
+            FloatVector b0 = VectorWiden.bf16(b, bi);
+            FloatVector b1 = VectorWiden.bf16(b, bi + L);
+            FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
+            c00 = av.fma(b0, c00);
+            c01 = av.fma(b1, c01);
+            av = FloatVector.broadcast(S, a[r1 + p]);
+            c10 = av.fma(b0, c10);
+            c11 = av.fma(b1, c11);
+            av = FloatVector.broadcast(S, a[r2 + p]);
+            c20 = av.fma(b0, c20);
+            c21 = av.fma(b1, c21);
+            av = FloatVector.broadcast(S, a[r3 + p]);
+            c30 = av.fma(b0, c30);
+            c31 = av.fma(b1, c31);
+        }
+        c00.intoArray(out, 0);
+        c01.intoArray(out, L);
+        c10.intoArray(out, NR);
+        c11.intoArray(out, NR + L);
+        c20.intoArray(out, 2 * NR);
+        c21.intoArray(out, 2 * NR + L);
+        c30.intoArray(out, 3 * NR);
+        c31.intoArray(out, 3 * NR + L);
+    }
+
+    static void finiteF16Block(int kc, float[] a, int r0, int r1, int r2, int r3, short[] b, int bt, float[] out) {
+        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+        for (int p = 0; p < kc; p++) {
+            int bi = bt + p * NR;
+            FloatVector b0 = VectorWiden.finiteF16(b, bi);
+            FloatVector b1 = VectorWiden.finiteF16(b, bi + L);
+            FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
+            c00 = av.fma(b0, c00);
+            c01 = av.fma(b1, c01);
+            av = FloatVector.broadcast(S, a[r1 + p]);
+            c10 = av.fma(b0, c10);
+            c11 = av.fma(b1, c11);
+            av = FloatVector.broadcast(S, a[r2 + p]);
+            c20 = av.fma(b0, c20);
+            c21 = av.fma(b1, c21);
+            av = FloatVector.broadcast(S, a[r3 + p]);
+            c30 = av.fma(b0, c30);
+            c31 = av.fma(b1, c31);
+        }
+        c00.intoArray(out, 0);
+        c01.intoArray(out, L);
+        c10.intoArray(out, NR);
+        c11.intoArray(out, NR + L);
+        c20.intoArray(out, 2 * NR);
+        c21.intoArray(out, 2 * NR + L);
+        c30.intoArray(out, 3 * NR);
+        c31.intoArray(out, 3 * NR + L);
+    }
+
+    static void f16Block(int kc, float[] a, int r0, int r1, int r2, int r3, short[] b, int bt, float[] out) {
+        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+        for (int p = 0; p < kc; p++) {
+            int bi = bt + p * NR;
+            FloatVector b0 = VectorWiden.f16(b, bi);
+            FloatVector b1 = VectorWiden.f16(b, bi + L);
+            FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
+            c00 = av.fma(b0, c00);
+            c01 = av.fma(b1, c01);
+            av = FloatVector.broadcast(S, a[r1 + p]);
+            c10 = av.fma(b0, c10);
+            c11 = av.fma(b1, c11);
+            av = FloatVector.broadcast(S, a[r2 + p]);
+            c20 = av.fma(b0, c20);
+            c21 = av.fma(b1, c21);
+            av = FloatVector.broadcast(S, a[r3 + p]);
+            c30 = av.fma(b0, c30);
+            c31 = av.fma(b1, c31);
+        }
+        c00.intoArray(out, 0);
+        c01.intoArray(out, L);
+        c10.intoArray(out, NR);
+        c11.intoArray(out, NR + L);
+        c20.intoArray(out, 2 * NR);
+        c21.intoArray(out, 2 * NR + L);
+        c30.intoArray(out, 3 * NR);
+        c31.intoArray(out, 3 * NR + L);
+    }
+
+    /** Key panel at {@code bt}: B element {@code (p, j)} times {@code scales[st + p / block * NR + j]}. */
+    static void int8KeyBlock(int kc, float[] a, int r0, int r1, int r2, int r3, byte[] b, int bt,
+                             float[] scales, int st, int block, float[] out) {
+        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+        for (int p0 = 0; p0 < kc; p0 += block) {
+            int si = st + p0 / block * NR;
+            FloatVector s0 = FloatVector.fromArray(S, scales, si);
+            FloatVector s1 = FloatVector.fromArray(S, scales, si + L);
+            for (int p = p0, p1 = Math.min(kc, p0 + block); p < p1; p++) {
+                int bi = bt + p * NR;
+                    FloatVector b0 = VectorWiden.low(b, bi).mul(s0);
+                FloatVector b1 = VectorWiden.high(b, bi).mul(s1);
+                FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
+                c00 = av.fma(b0, c00);
+                c01 = av.fma(b1, c01);
+                av = FloatVector.broadcast(S, a[r1 + p]);
+                c10 = av.fma(b0, c10);
+                c11 = av.fma(b1, c11);
+                av = FloatVector.broadcast(S, a[r2 + p]);
+                c20 = av.fma(b0, c20);
+                c21 = av.fma(b1, c21);
+                av = FloatVector.broadcast(S, a[r3 + p]);
+                c30 = av.fma(b0, c30);
+                c31 = av.fma(b1, c31);
+            }
+        }
+        c00.intoArray(out, 0);
+        c01.intoArray(out, L);
+        c10.intoArray(out, NR);
+        c11.intoArray(out, NR + L);
+        c20.intoArray(out, 2 * NR);
+        c21.intoArray(out, 2 * NR + L);
+        c30.intoArray(out, 3 * NR);
+        c31.intoArray(out, 3 * NR + L);
+    }
+
+    /** Value panel at {@code bt}: B row {@code p} times {@code scales[st + p * sRow]}. */
+    static void int8ValueBlock(int kc, float[] a, int r0, int r1, int r2, int r3, byte[] b, int bt,
+                               float[] scales, int st, int sRow, float[] out) {
+        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+        for (int p = 0; p < kc; p++) {
+            int bi = bt + p * NR;
+            FloatVector s = FloatVector.broadcast(S, scales[st + p * sRow]);
+            FloatVector b0 = VectorWiden.low(b, bi).mul(s);
+            FloatVector b1 = VectorWiden.high(b, bi).mul(s);
+            FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
+            c00 = av.fma(b0, c00);
+            c01 = av.fma(b1, c01);
+            av = FloatVector.broadcast(S, a[r1 + p]);
+            c10 = av.fma(b0, c10);
+            c11 = av.fma(b1, c11);
+            av = FloatVector.broadcast(S, a[r2 + p]);
+            c20 = av.fma(b0, c20);
+            c21 = av.fma(b1, c21);
+            av = FloatVector.broadcast(S, a[r3 + p]);
+            c30 = av.fma(b0, c30);
+            c31 = av.fma(b1, c31);
+        }
+        c00.intoArray(out, 0);
+        c01.intoArray(out, L);
+        c10.intoArray(out, NR);
+        c11.intoArray(out, NR + L);
+        c20.intoArray(out, 2 * NR);
+        c21.intoArray(out, 2 * NR + L);
+        c30.intoArray(out, 3 * NR);
+        c31.intoArray(out, 3 * NR + L);
+    }
+}
