@@ -11,6 +11,11 @@ import jdk.incubator.vector.VectorSpecies;
  * {@link VectorDecodeOps}). Each element of the block is one chain of fused multiply-adds in
  * increasing depth over the widened (and, for INT8, scaled) B values: the bits of the scalar
  * products and of the micro-kernel over a decoded tile.
+ *
+ * <p>The three 16-bit blocks differ only in their widening and stay three methods: one method
+ * choosing the widening by two flags, as the product loop used to, compiled (once a JVM had run
+ * all three) into loops with stack reloads, and ran its BF16 and finite F16 blocks about 8%
+ * slower in the same harness.
  */
 final class VectorDecodeBlocks {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
