@@ -29,9 +29,10 @@ import java.util.Objects;
  * dropped (KC = 256 with twelve rows: 0 to 6% slower on Zen 5) are in {@code jmh/README.md}.
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
- * summed by one micro-kernel call), whatever the blocking of M and N. {@link #rowBlocks} computes
- * any range of MC row blocks for one packed B block, so a parallel version can hand disjoint
- * ranges of row blocks to threads without changing any result bit; K is never split.
+ * summed by one micro-kernel or decode-product call, in increasing p), whatever the blocking of
+ * M and N. {@link #rowBlocks} computes any range of MC row blocks for one packed B block, so a
+ * parallel version can hand disjoint ranges of row blocks to threads without changing any
+ * result bit; K is never split.
  *
  * <p>A prepacked B may hold 16-bit floats ({@link PackedMatrix.Format}): the macro-kernel widens
  * a group of its panels into a float32 buffer of the thread before the same micro-kernel reads
@@ -47,6 +48,14 @@ import java.util.Objects;
 public final class Gemm {
     private static final int MR = Kernels.MR;
     private static final int NR = Kernels.NR;
+    /**
+     * Products of at most this many rows of A over float32 panels (the projections of a decode
+     * step) take {@link DecodeOps#floatProduct}, whose single-row loops hold four panels of one
+     * row, instead of the micro-kernel, which computes six or twelve rows for them and puts more
+     * instructions between two cache lines of B: a one-token forward at E = 4096 took 0.69 to
+     * 0.96x the time, two tokens 0.78x; three and four tokens were slower that way (1.06, 1.14x).
+     */
+    private static final int SINGLE_ROW_LOOPS = 2;
 
     /**
      * Multiply-adds below which a product with too few rows to share is not split by columns
@@ -368,8 +377,14 @@ public final class Gemm {
                 } else {
                     // One call sweeps the group's panels with the A micro-panel (row-major, lda = kc) in L1.
                     int panels = (jbEnd - jb + NR - 1) / NR;
-                    Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
-                            c, cOff + ir * ldc + jb, ldc, mr, jbEnd - jb - (panels - 1) * NR, block.accumulate());
+                    int lastNr = jbEnd - jb - (panels - 1) * NR;
+                    if (mc <= SINGLE_ROW_LOOPS) {
+                        Kernels.DECODE.floatProduct(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                                c, cOff + ir * ldc + jb, ldc, mr, lastNr, block.accumulate());
+                    } else {
+                        Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                                c, cOff + ir * ldc + jb, ldc, mr, lastNr, block.accumulate());
+                    }
                 }
             }
         }
