@@ -16,11 +16,13 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.stream.Stream;
 
 /**
  * Two builds of attn4j in one JVM, timed in alternating slices: for A/B comparisons on a machine
@@ -45,7 +47,9 @@ import java.util.SplittableRandom;
  *       {@code sdpa:hd:L:mask:threads:B:H} over a batch of B rows of H heads;</li>
  *   <li>{@code mha:B:L:E:H:mask:threads}: {@code MultiHeadAttention.forward(x, mask, out)};
  *       {@code mha:B:L:E:H:mask:threads:KVH} with KVH key/value heads, and
- *       {@code mha:B:L:E:H:mask:threads:KVH:theta} also with RoPE of that base over whole heads;</li>
+ *       {@code mha:B:L:E:H:mask:threads:KVH:theta} also with RoPE of that base over whole heads;
+ *       {@code mhaw:precision:B:L:...} is {@code mha:B:L:...} with projection weights stored in
+ *       that precision ({@code F32}, {@code BF16}, {@code F16});</li>
  *   <li>{@code decode:precision:length:threads}: {@link CachePrecisionBenchmark}'s decode step
  *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}); with a fifth field,
  *       {@code decode:precision:length:threads:kvHeads}, over that many key/value heads (32:
@@ -149,13 +153,18 @@ public final class SideBySide {
                     float scale = (float) (1 / Math.sqrt(hd));
                     return () -> sink = ScaledDotProductAttention.apply(q, k, v, mask, scale, threads);
                 }
-                case "mha" -> {
+                case "mha", "mhaw" -> {
+                    // mhaw:precision:B:L:... is mha:B:L:... with projection weights of that precision.
+                    Precision weights = p[0].equals("mhaw") ? Precision.valueOf(p[1]) : Precision.F32;
+                    if (p[0].equals("mhaw")) {
+                        p = Stream.concat(Stream.of("mha"), Arrays.stream(p, 2, p.length)).toArray(String[]::new);
+                    }
                     if (p.length != 8 && p.length != 9) {
                         check(spec, p, 7);
                     }
                     int batch = Integer.parseInt(p[1]), length = Integer.parseInt(p[2]), embed = Integer.parseInt(p[3]);
                     int heads = Integer.parseInt(p[4]);
-                    var builder = MultiHeadAttention.builder(embed, heads).seed(42).threads(Integer.parseInt(p[6]));
+                    var builder = MultiHeadAttention.builder(embed, heads).seed(42).threads(Integer.parseInt(p[6])).weightPrecision(weights);
                     if (p.length >= 8) {
                         builder.kvHeads(Integer.parseInt(p[7]));
                     }

@@ -49,11 +49,16 @@ public final class Gemm {
     private static final int MR = Kernels.MR;
     private static final int NR = Kernels.NR;
     /**
-     * Products of at most this many rows of A over float32 panels (the projections of a decode
-     * step) take {@link DecodeOps#floatProduct}, whose single-row loops hold four panels of one
-     * row, instead of the micro-kernel, which computes six or twelve rows for them and puts more
-     * instructions between two cache lines of B: a one-token forward at E = 4096 took 0.69 to
-     * 0.96x the time, two tokens 0.78x; three and four tokens were slower that way (1.06, 1.14x).
+     * Products of at most this many rows of A (the projections of a decode step) over float32
+     * or BF16 panels take {@link DecodeOps#floatProduct} or {@link DecodeOps#halfProduct}, whose
+     * single-row loops hold four panels of one row in eight accumulators, instead of the
+     * micro-kernel (which computes six or twelve rows for them and puts more instructions
+     * between two cache lines of B) or {@link MicroKernel#halfRow} (one panel, two accumulators).
+     * Same bits. A one-token forward at E = 4096 took 0.64 to 0.67x the time with float32
+     * weights and 0.60 to 0.68x with BF16 weights, two tokens 0.64 to 0.87x (SideBySide, both
+     * orders); with three or four tokens the 4-row loop was slower than the micro-kernel (1.06,
+     * 1.14x), and F16 weights keep {@code halfRow} (their decode loop for one row widens only
+     * panels known to be finite).
      */
     private static final int SINGLE_ROW_LOOPS = 2;
 
@@ -366,7 +371,11 @@ public final class Gemm {
             }
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
-                if (half != null && perPanel) {
+                if (half != null && perPanel && mc <= SINGLE_ROW_LOOPS && half.format() == PackedMatrix.Format.BF16) {
+                    int panels = (jbEnd - jb + NR - 1) / NR;
+                    Kernels.DECODE.halfProduct(true, false, kc, aBuf, ir * kc, kc, half.half(), block.offset() + jb * kc, NR * kc,
+                            panels, c, cOff + ir * ldc + jb, ldc, mr, jbEnd - jb - (panels - 1) * NR, block.accumulate());
+                } else if (half != null && perPanel) {
                     for (int jr = jb; jr < jbEnd; jr += NR) {
                         for (int i = 0; i < mr; i++) {
                             Kernels.MICRO.halfRow(kc, aBuf, (ir + i) * kc, half.half(), block.offset() + jr * kc,
