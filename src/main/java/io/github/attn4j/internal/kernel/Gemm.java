@@ -36,8 +36,8 @@ import java.util.Objects;
  *
  * <p>A prepacked B may hold 16-bit floats ({@link PackedMatrix.Format}): the macro-kernel widens
  * a group of its panels into a float32 buffer of the thread before the same micro-kernel reads
- * them, or, for a product of a few rows, {@link MicroKernel#halfRow} widens them as it loads them
- * (see {@code macroKernel}). Widening is exact and the reduction order the same, so the product
+ * them, or, for a product of a few rows, a row loop widens them as it loads them (see
+ * {@code macroKernel}). Widening is exact and the reduction order the same, so the product
  * has the bits of the float32 product with the rounded values, on every thread count.
  *
  * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
@@ -350,8 +350,10 @@ public final class Gemm {
      * reads them, exactly, so the bits are those of the float32 panels of the same values. With
      * several A micro-panels, a whole group is widened once and reused by all of them (the
      * widening is one pass against {@code mc} multiply-adds per element); with one (a decode
-     * step's few rows, where reading B is the cost), {@link MicroKernel#halfRow} widens the
-     * panel's values in registers as it loads them, one row of A at a time.
+     * step's few rows, where reading B is the cost), the values are widened in registers as
+     * they are loaded: by the single-row loops of {@link DecodeOps#halfProduct} for one or two
+     * BF16 rows ({@link #SINGLE_ROW_LOOPS}), else by {@link MicroKernel#halfRow}, one row of A at
+     * a time.
      */
     private static void macroKernel(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
                                     float[] c, int cOff, int ldc) {
