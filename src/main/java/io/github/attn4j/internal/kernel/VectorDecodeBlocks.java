@@ -15,7 +15,9 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>The three 16-bit blocks differ only in their widening and stay three methods: one method
  * choosing the widening by two flags, as the product loop used to, compiled (once a JVM had run
  * all three) into loops with stack reloads, and ran its BF16 and finite F16 blocks about 8%
- * slower in the same harness.
+ * slower in the same harness. The eight stores are written out in each method too: moved into
+ * a helper taking the eight vectors, they were not inlined into the F16 blocks, which then
+ * boxed their vectors and ran 15 times slower (tried this session, same harness).
  */
 final class VectorDecodeBlocks {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
