@@ -37,7 +37,7 @@ import java.util.Objects;
  * <p>A prepacked B may hold 16-bit floats ({@link PackedMatrix.Format}): the macro-kernel widens
  * a group of its panels into a float32 buffer of the thread before the same micro-kernel reads
  * them, or, for a product of a few rows, a row loop widens them as it loads them (see
- * {@code macroKernel}). Widening is exact and the reduction order the same, so the product
+ * {@link MacroKernel}). Widening is exact and the reduction order the same, so the product
  * has the bits of the float32 product with the rounded values, on every thread count.
  *
  * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
@@ -48,19 +48,6 @@ import java.util.Objects;
 public final class Gemm {
     private static final int MR = Kernels.MR;
     private static final int NR = Kernels.NR;
-    /**
-     * Products of at most this many rows of A (the projections of a decode step) over float32
-     * or BF16 panels take {@link DecodeOps#floatProduct} or {@link DecodeOps#halfProduct}, whose
-     * single-row loops hold four panels of one row in eight accumulators, instead of the
-     * micro-kernel (which computes six or twelve rows for them and puts more instructions
-     * between two cache lines of B) or {@link MicroKernel#halfRow} (one panel, two accumulators).
-     * Same bits. A one-token forward at E = 4096 took 0.64 to 0.67x the time with float32
-     * weights and 0.60 to 0.68x with BF16 weights, two tokens 0.64 to 0.87x (SideBySide, both
-     * orders); with three or four tokens the 4-row loop was slower than the micro-kernel (1.06,
-     * 1.14x), and F16 weights keep {@code halfRow} (their decode loop for one row widens only
-     * panels known to be finite).
-     */
-    private static final int SINGLE_ROW_LOOPS = 2;
 
     /**
      * Multiply-adds below which a product with too few rows to share is not split by columns
@@ -68,8 +55,6 @@ public final class Gemm {
      * projection at small widths takes.
      */
     private static final long MIN_SPLIT_WORK = 1L << 22;
-
-    private static final ThreadLocal<GemmWorkspace> WORKSPACE = ThreadLocal.withInitial(GemmWorkspace::new);
 
     private Gemm() {
     }
@@ -281,7 +266,7 @@ public final class Gemm {
         int mc = threads == 1 ? blocking.mc()
                 : Math.min(blocking.mc(), Kernels.roundUp((m + threads - 1) / threads, MR));
         int aSize = Math.min(mc, m) * Math.min(kcMax, k);
-        GemmWorkspace ws = WORKSPACE.get();
+        GemmWorkspace ws = GemmWorkspace.current();
         float[] bBuf = packed != null ? packed.data()
                 : ws.b(Math.min(kcMax, k) * Kernels.roundUp(Math.min(blocking.nc(), n), NR));
         PackedMatrix half = packed != null && packed.format() != PackedMatrix.Format.F32 ? packed : null;
@@ -307,14 +292,14 @@ public final class Gemm {
                 if (!splitColumns) {
                     Parallel.forEach(threads, rowBlockCount, (r, worker) ->
                             rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
-                                    WORKSPACE.get().a(aSize)));
+                                    GemmWorkspace.current().a(aSize)));
                 } else {
                     // Too few rows to share (a decode step's single token): split the column panels.
                     int panels = (nc + NR - 1) / NR;
                     int tasks = Math.min(panels, 4 * threads);
                     Parallel.forEach(threads, tasks, (t, worker) -> rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc,
                             blocking.nb(), 0, rowBlockCount, (int) ((long) panels * t / tasks) * NR,
-                            Math.min(nc, (int) ((long) panels * (t + 1) / tasks) * NR), WORKSPACE.get().a(aSize)));
+                            Math.min(nc, (int) ((long) panels * (t + 1) / tasks) * NR), GemmWorkspace.current().a(aSize)));
                 }
             }
         }
@@ -336,68 +321,7 @@ public final class Gemm {
             int ic = r * mcMax;
             int mc = Math.min(mcMax, m - ic);
             Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf);
-            macroKernel(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc);
-        }
-    }
-
-    /**
-     * The ir and jr loops over one packed {@code mc x kc} block of A and columns
-     * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block, in groups of {@code nb}
-     * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which
-     * stay in L2 while every A micro-panel of the block sweeps them.
-     *
-     * <p>16-bit B panels are widened to float32 into this thread's buffer before the micro-kernel
-     * reads them, exactly, so the bits are those of the float32 panels of the same values. With
-     * several A micro-panels, a whole group is widened once and reused by all of them (the
-     * widening is one pass against {@code mc} multiply-adds per element); with one (a decode
-     * step's few rows, where reading B is the cost), the values are widened in registers as
-     * they are loaded: by the single-row loops of {@link DecodeOps#halfProduct} for one or two
-     * BF16 rows ({@link #SINGLE_ROW_LOOPS}), else by {@link MicroKernel#halfRow}, one row of A at
-     * a time.
-     */
-    private static void macroKernel(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
-                                    float[] c, int cOff, int ldc) {
-        int kc = block.kc();
-        PackedMatrix half = block.half();
-        boolean perPanel = mc <= MR;
-        float[] wide = half == null || perPanel ? null
-                : WORKSPACE.get().wide(kc * Math.min(nb, Kernels.roundUp(jTo - jFrom, NR)));
-        for (int jb = jFrom; jb < jTo; jb += nb) {
-            int jbEnd = Math.min(jTo, jb + nb);
-            float[] b = block.data();
-            int bBase = block.offset();
-            if (half != null && !perPanel) {
-                half.widen(block.offset() + jb * kc, wide, Kernels.roundUp(jbEnd - jb, NR) * kc);
-                b = wide;
-                bBase = -jb * kc;
-            }
-            for (int ir = 0; ir < mc; ir += MR) {
-                int mr = Math.min(MR, mc - ir);
-                if (half != null && perPanel && mc <= SINGLE_ROW_LOOPS && half.format() == PackedMatrix.Format.BF16) {
-                    int panels = (jbEnd - jb + NR - 1) / NR;
-                    Kernels.DECODE.halfProduct(true, false, kc, aBuf, ir * kc, kc, half.half(), block.offset() + jb * kc, NR * kc,
-                            panels, c, cOff + ir * ldc + jb, ldc, mr, jbEnd - jb - (panels - 1) * NR, block.accumulate());
-                } else if (half != null && perPanel) {
-                    for (int jr = jb; jr < jbEnd; jr += NR) {
-                        for (int i = 0; i < mr; i++) {
-                            Kernels.MICRO.halfRow(kc, aBuf, (ir + i) * kc, half.half(), block.offset() + jr * kc,
-                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr,
-                                    Math.min(NR, jbEnd - jr), block.accumulate());
-                        }
-                    }
-                } else {
-                    // One call sweeps the group's panels with the A micro-panel (row-major, lda = kc) in L1.
-                    int panels = (jbEnd - jb + NR - 1) / NR;
-                    int lastNr = jbEnd - jb - (panels - 1) * NR;
-                    if (mc <= SINGLE_ROW_LOOPS) {
-                        Kernels.DECODE.floatProduct(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
-                                c, cOff + ir * ldc + jb, ldc, mr, lastNr, block.accumulate());
-                    } else {
-                        Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
-                                c, cOff + ir * ldc + jb, ldc, mr, lastNr, block.accumulate());
-                    }
-                }
-            }
+            MacroKernel.run(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc);
         }
     }
 

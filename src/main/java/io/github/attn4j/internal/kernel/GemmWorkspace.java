@@ -7,11 +7,18 @@ package io.github.attn4j.internal.kernel;
  * single-threaded product is reading.
  */
 final class GemmWorkspace {
+    private static final ThreadLocal<GemmWorkspace> CURRENT = ThreadLocal.withInitial(GemmWorkspace::new);
+
     private float[] a = new float[0];
     private float[] b = new float[0];
     /** 16-bit B panels widened to float32: at most {@code KC x NB} floats. */
     private float[] wide = new float[0];
     private final BlockOfB block = new BlockOfB();
+
+    /** The calling thread's workspace. */
+    static GemmWorkspace current() {
+        return CURRENT.get();
+    }
 
     /** This thread's block description, for a product no other thread reads. */
     BlockOfB block() {

@@ -1,0 +1,89 @@
+package io.github.attn4j.internal.kernel;
+
+import static io.github.attn4j.internal.kernel.Kernels.MR;
+import static io.github.attn4j.internal.kernel.Kernels.NR;
+
+/**
+ * {@link Gemm}'s macro-kernel: the jr and ir loops over one packed block of A and a range of
+ * columns of one packed block of B, and the choice of loop that computes each micro-tile (the
+ * micro-kernel, a row loop over 16-bit panels, or the decode products' single-row loops).
+ */
+final class MacroKernel {
+    /**
+     * Products of at most this many rows of A (the projections of a decode step) over float32
+     * or BF16 panels take {@link DecodeOps#floatProduct} or {@link DecodeOps#halfProduct}, whose
+     * single-row loops hold four panels of one row in eight accumulators, instead of the
+     * micro-kernel (which computes six or twelve rows for them and puts more instructions
+     * between two cache lines of B) or {@link MicroKernel#halfRow} (one panel, two accumulators).
+     * Same bits. A one-token forward at E = 4096 took 0.64 to 0.67x the time with float32
+     * weights and 0.60 to 0.68x with BF16 weights, two tokens 0.64 to 0.87x (SideBySide, both
+     * orders); with three or four tokens the 4-row loop was slower than the micro-kernel (1.06,
+     * 1.14x), and F16 weights keep {@code halfRow} (their decode loop for one row widens only
+     * panels known to be finite).
+     */
+    private static final int SINGLE_ROW_LOOPS = 2;
+
+    private MacroKernel() {
+    }
+
+    /**
+     * The ir and jr loops over one packed {@code mc x kc} block of A and columns
+     * {@code [jFrom, jTo)} (jFrom a multiple of NR) of the packed B block, in groups of {@code nb}
+     * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which
+     * stay in L2 while every A micro-panel of the block sweeps them.
+     *
+     * <p>16-bit B panels are widened to float32 into this thread's buffer before the micro-kernel
+     * reads them, exactly, so the bits are those of the float32 panels of the same values. With
+     * several A micro-panels, a whole group is widened once and reused by all of them (the
+     * widening is one pass against {@code mc} multiply-adds per element); with one (a decode
+     * step's few rows, where reading B is the cost), the values are widened in registers as
+     * they are loaded: by the single-row loops of {@link DecodeOps#halfProduct} for one or two
+     * BF16 rows ({@link #SINGLE_ROW_LOOPS}), else by {@link MicroKernel#halfRow}, one row of A at
+     * a time.
+     */
+    static void run(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
+                    float[] c, int cOff, int ldc) {
+        int kc = block.kc();
+        PackedMatrix half = block.half();
+        boolean perPanel = mc <= MR;
+        float[] wide = half == null || perPanel ? null
+                : GemmWorkspace.current().wide(kc * Math.min(nb, Kernels.roundUp(jTo - jFrom, NR)));
+        for (int jb = jFrom; jb < jTo; jb += nb) {
+            int jbEnd = Math.min(jTo, jb + nb);
+            float[] b = block.data();
+            int bBase = block.offset();
+            if (half != null && !perPanel) {
+                half.widen(block.offset() + jb * kc, wide, Kernels.roundUp(jbEnd - jb, NR) * kc);
+                b = wide;
+                bBase = -jb * kc;
+            }
+            for (int ir = 0; ir < mc; ir += MR) {
+                int mr = Math.min(MR, mc - ir);
+                if (half != null && perPanel && mc <= SINGLE_ROW_LOOPS && half.format() == PackedMatrix.Format.BF16) {
+                    int panels = (jbEnd - jb + NR - 1) / NR;
+                    Kernels.DECODE.halfProduct(true, false, kc, aBuf, ir * kc, kc, half.half(), block.offset() + jb * kc, NR * kc,
+                            panels, c, cOff + ir * ldc + jb, ldc, mr, jbEnd - jb - (panels - 1) * NR, block.accumulate());
+                } else if (half != null && perPanel) {
+                    for (int jr = jb; jr < jbEnd; jr += NR) {
+                        for (int i = 0; i < mr; i++) {
+                            Kernels.MICRO.halfRow(kc, aBuf, (ir + i) * kc, half.half(), block.offset() + jr * kc,
+                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr,
+                                    Math.min(NR, jbEnd - jr), block.accumulate());
+                        }
+                    }
+                } else {
+                    // One call sweeps the group's panels with the A micro-panel (row-major, lda = kc) in L1.
+                    int panels = (jbEnd - jb + NR - 1) / NR;
+                    int lastNr = jbEnd - jb - (panels - 1) * NR;
+                    if (mc <= SINGLE_ROW_LOOPS) {
+                        Kernels.DECODE.floatProduct(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                                c, cOff + ir * ldc + jb, ldc, mr, lastNr, block.accumulate());
+                    } else {
+                        Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                                c, cOff + ir * ldc + jb, ldc, mr, lastNr, block.accumulate());
+                    }
+                }
+            }
+        }
+    }
+}
