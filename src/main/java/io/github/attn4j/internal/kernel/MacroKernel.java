@@ -57,30 +57,32 @@ final class MacroKernel {
                 b = wide;
                 bBase = -jb * kc;
             }
+            int panels = (jbEnd - jb + NR - 1) / NR;
+            int lastNr = jbEnd - jb - (panels - 1) * NR;
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
-                if (half != null && perPanel && mc <= SINGLE_ROW_LOOPS && half.format() == PackedMatrix.Format.BF16) {
-                    int panels = (jbEnd - jb + NR - 1) / NR;
-                    Kernels.DECODE.halfProduct(true, false, kc, aBuf, ir * kc, kc, half.half(), block.offset() + jb * kc, NR * kc,
-                            panels, c, cOff + ir * ldc + jb, ldc, mr, jbEnd - jb - (panels - 1) * NR, block.accumulate());
-                } else if (half != null && perPanel) {
+                int cAt = cOff + ir * ldc + jb;
+                if (half == null || !perPanel) {
+                    // float32 panels, or 16-bit ones widened above: one call sweeps the group's
+                    // panels with the A micro-panel (row-major, lda = kc) in L1. At most
+                    // SINGLE_ROW_LOOPS rows imply perPanel, so those panels are float32.
+                    if (mc <= SINGLE_ROW_LOOPS) {
+                        Kernels.DECODE.floatProduct(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                                c, cAt, ldc, mr, lastNr, block.accumulate());
+                    } else {
+                        Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                                c, cAt, ldc, mr, lastNr, block.accumulate());
+                    }
+                } else if (mc <= SINGLE_ROW_LOOPS && half.format() == PackedMatrix.Format.BF16) {
+                    Kernels.DECODE.halfProduct(true, false, kc, aBuf, ir * kc, kc, half.half(), block.offset() + jb * kc,
+                            NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
+                } else {
                     for (int jr = jb; jr < jbEnd; jr += NR) {
                         for (int i = 0; i < mr; i++) {
                             Kernels.MICRO.halfRow(kc, aBuf, (ir + i) * kc, half.half(), block.offset() + jr * kc,
-                                    half.format() == PackedMatrix.Format.BF16, c, cOff + (ir + i) * ldc + jr,
+                                    half.format() == PackedMatrix.Format.BF16, c, cAt + i * ldc + jr - jb,
                                     Math.min(NR, jbEnd - jr), block.accumulate());
                         }
-                    }
-                } else {
-                    // One call sweeps the group's panels with the A micro-panel (row-major, lda = kc) in L1.
-                    int panels = (jbEnd - jb + NR - 1) / NR;
-                    int lastNr = jbEnd - jb - (panels - 1) * NR;
-                    if (mc <= SINGLE_ROW_LOOPS) {
-                        Kernels.DECODE.floatProduct(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
-                                c, cOff + ir * ldc + jb, ldc, mr, lastNr, block.accumulate());
-                    } else {
-                        Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
-                                c, cOff + ir * ldc + jb, ldc, mr, lastNr, block.accumulate());
                     }
                 }
             }

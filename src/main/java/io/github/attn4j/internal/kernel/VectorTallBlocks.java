@@ -16,9 +16,9 @@ import static io.github.attn4j.internal.kernel.VectorMicroKernel.NR;
  * <p>Why: on a core with full-width 512-bit FMAs (AMD Zen 5), the six-row block ran the score
  * product of a 48 x 128 tile at head width 64 at 87% of the FMA ceiling and this one ran a
  * 96 x 128 tile (the same flops per row) at 95%, and {@code MultiHeadAttention.forward} took 10
- * to 18% less time (jmh/README.md, "Twelve-row register block"). On a core that splits each 512-bit FMA in two (AMD Zen 4), an earlier
- * twelve-row kernel measured 11 to 38% slower than six rows, so {@link KernelSelection} keeps six
- * rows there ({@code -Dattn4j.kernelRows} overrides).
+ * to 18% less time (jmh/README.md, "Twelve-row register block"). On a core that splits each
+ * 512-bit FMA in two (AMD Zen 4), an earlier twelve-row kernel measured 11 to 38% slower than six
+ * rows, so {@link KernelSelection} keeps six rows there ({@code -Dattn4j.kernelRows} overrides).
  *
  * <p>Written out like the six-row loop, and for the same reasons: constant strides in the
  * reduction loop, stores inline (a helper taking vectors boxes them when C2 does not inline it),
