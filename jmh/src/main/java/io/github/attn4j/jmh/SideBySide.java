@@ -7,6 +7,9 @@ import io.github.attn4j.Precision;
 import io.github.attn4j.ScaledDotProductAttention;
 import io.github.attn4j.RotaryEmbedding;
 import io.github.attn4j.Tensor;
+import io.github.attn4j.internal.kernel.Gemm;
+import io.github.attn4j.internal.kernel.MatrixView;
+import io.github.attn4j.internal.kernel.PackedMatrix;
 
 import ai.onnxruntime.OrtException;
 import io.github.attn4j.jmh.peer.OnnxAttentionSession;
@@ -194,6 +197,18 @@ public final class SideBySide {
                         sink = module.forwardCached(token, cache);
                     };
                 }
+                case "gemm" -> {
+                    // gemm:M:N:K: C = A B with B packed once, as GemmBenchmark's packed cases.
+                    check(spec, p, 4);
+                    int m = Integer.parseInt(p[1]), n = Integer.parseInt(p[2]), k = Integer.parseInt(p[3]);
+                    MatrixView a = MatrixView.rowMajor(GemmBenchmark.random(m * k, 1), m, k);
+                    PackedMatrix b = Gemm.pack(MatrixView.rowMajor(GemmBenchmark.random(k * n, 2), k, n));
+                    float[] c = new float[m * n];
+                    return () -> {
+                        Gemm.multiply(a, b, c, 0, n, false);
+                        sink = c;
+                    };
+                }
                 case "ort" -> {
                     check(spec, p, 7);
                     OnnxRuntimeAttentionBenchmark peer = new OnnxRuntimeAttentionBenchmark();
@@ -221,7 +236,7 @@ public final class SideBySide {
                     }, peer::run);
                 }
                 default -> throw new IllegalArgumentException(
-                        "workload: expected sdpa:..., mha:..., decode:..., ort:... or ortcore:..., got " + spec);
+                        "workload: expected sdpa:..., mha:..., decode:..., gemm:..., ort:... or ortcore:..., got " + spec);
             }
         }
 

@@ -129,43 +129,75 @@ final class AttentionTile {
                 if (transformed) {
                     mask.transform(s, at, n, tile.maskRow(), tile.head(r), tile.token(r), j0 + lo, ExpFloat.LOG2E);
                 }
-                float oldMax = ws.rowMax[r];
-                float newMax = oldMax;
-                // The maximum is only needed when the row has none yet or this tile exceeds it by more
-                // than LAZY_MAX. A NaN score is not seen here; its weight is NaN and spreads to the row.
-                if (oldMax == Float.NEGATIVE_INFINITY || Kernels.ROWS.anyAbove(s, at, n, oldMax + LAZY_MAX)) {
-                    newMax = Math.max(oldMax, Kernels.ROWS.max(s, at, n));
-                }
-                if (newMax == Float.NEGATIVE_INFINITY) {
-                    Arrays.fill(s, at, at + n, 0f);
-                    continue;
-                }
-                if (newMax != oldMax && oldMax != Float.NEGATIVE_INFINITY) {
-                    float correction = ExpFloat.exp2(oldMax - newMax);
-                    Kernels.ROWS.scale(o, r * dvPad, dvPad, correction);
-                    Kernels.ROWS.scale(ws.rowSum, r * SUM_LANES, SUM_LANES, correction);
-                }
-                ws.rowMax[r] = newMax;
                 if (n == nk) {
                     if (runEnd != r) {
-                        exp2Rows(s, nk, runStart, runEnd, ws);
+                        exp2Rows(s, nk, runStart, runEnd, ws, dvPad);
                         runStart = r;
                     }
                     runEnd = r + 1;
                 } else {
-                    Kernels.ROWS.exp2ShiftAccumulate(s, at, n, newMax, ws.rowSum, r * SUM_LANES);
+                    settleRow(s, at - r * BK, n, r, ws, dvPad);
                 }
             }
-            exp2Rows(s, nk, runStart, runEnd, ws);
+            exp2Rows(s, nk, runStart, runEnd, ws, dvPad);
             multiplyValues(kv, ws.values, s, 0, BK, rows, j0, nk, blockKeys, o);
         }
     }
 
-    /** Weights {@code 2^(s - m)} and partial sums of the full score rows {@code [r0, r1)}, if any. */
-    private static void exp2Rows(float[] s, int nk, int r0, int r1, TileState ws) {
-        if (r1 > r0) {
-            Kernels.ROWS.exp2ShiftAccumulateRows(s, BK, nk, r0, r1, ws.rowMax, ws.rowSum);
+    /**
+     * Weights {@code 2^(s - m)} and partial sums of the full score rows {@code [r0, r1)}: the
+     * maxima of rows that have none yet (their first tile), then one call for the rows whose
+     * maximum holds, and {@link #settleRow} for each row that stops it.
+     */
+    private static void exp2Rows(float[] s, int nk, int r0, int r1, TileState ws, int dvPad) {
+        for (int r = r0; r < r1; r++) {
+            if (ws.rowMax[r] == Float.NEGATIVE_INFINITY) {
+                raiseMax(s, r * BK, nk, r, ws, dvPad);
+            }
         }
+        for (int r = r0; r < r1; r++) {
+            r = Kernels.ROWS.exp2ShiftAccumulateRows(s, 0, BK, nk, r, r1, ws.rowMax, LAZY_MAX, ws.rowSum);
+            if (r < r1) {
+                settleRow(s, 0, nk, r, ws, dvPad);
+            }
+        }
+    }
+
+    /**
+     * Weights and partial sums of the {@code n} scores of row r from {@code s[off + r * BK]},
+     * after {@link #raiseMax}; a row with no maximum (all its scores {@code -Infinity}) gets
+     * weights 0.
+     */
+    private static void settleRow(float[] s, int off, int n, int r, TileState ws, int dvPad) {
+        int at = off + r * BK;
+        if (raiseMax(s, at, n, r, ws, dvPad) == Float.NEGATIVE_INFINITY) {
+            Arrays.fill(s, at, at + n, 0f);
+            return;
+        }
+        // Within the bound now: every score is at most the maximum plus LAZY_MAX, or NaN.
+        Kernels.ROWS.exp2ShiftAccumulateRows(s, off, BK, n, r, r + 1, ws.rowMax, LAZY_MAX, ws.rowSum);
+    }
+
+    /**
+     * Raises row r's maximum {@code m} where needed for its {@code n} scores at {@code s[at]}, and
+     * returns it: when the row has none yet or a score exceeds it by more than
+     * {@link AttentionKernel#LAZY_MAX}, {@code m} becomes the scores' maximum if larger, and the
+     * row's accumulator and partial sums are scaled by {@code 2^(old m - m)}. A NaN score is not
+     * seen here; its weight is NaN and spreads to the row.
+     */
+    private static float raiseMax(float[] s, int at, int n, int r, TileState ws, int dvPad) {
+        float oldMax = ws.rowMax[r];
+        float newMax = oldMax;
+        if (oldMax == Float.NEGATIVE_INFINITY || Kernels.ROWS.anyAbove(s, at, n, oldMax + LAZY_MAX)) {
+            newMax = Math.max(oldMax, Kernels.ROWS.max(s, at, n));
+        }
+        if (newMax != oldMax && oldMax != Float.NEGATIVE_INFINITY) {
+            float correction = ExpFloat.exp2(oldMax - newMax);
+            Kernels.ROWS.scale(ws.acc, r * dvPad, dvPad, correction);
+            Kernels.ROWS.scale(ws.rowSum, r * SUM_LANES, SUM_LANES, correction);
+        }
+        ws.rowMax[r] = newMax;
+        return newMax;
     }
 
     /**

@@ -13,30 +13,25 @@ interface RowOps {
      */
     float expShiftSum(float[] x, int off, int n, float shift);
 
-    /** How many partial sums {@link #exp2ShiftAccumulate} keeps per row: the vector lanes, 1 for scalar. */
+    /** How many partial sums {@link #exp2ShiftAccumulateRows} keeps per row: the vector lanes, 1 for scalar. */
     int sumLanes();
 
     /**
-     * Replaces {@code x[off..off+n)} by {@code 2^(x - shift)} ({@link ExpFloat#exp2}) and adds each
-     * new value {@code x[off + j]} to the partial sum {@code sums[at + j % sumLanes()]}. A row's
-     * partial sums stay apart across tiles and are added up once, in index order, by the caller:
-     * no reduction across lanes per tile.
+     * On rows {@code r0 <= r < r1} of {@code n} elements, row r at {@code x[off + r * ld]}, as long
+     * as each row's elements are at most {@code shifts[r] + bound} (NaN counts as within) and
+     * {@code shifts[r]} is not {@code -Infinity}: replaces each element by {@code 2^(x - shifts[r])}
+     * ({@link ExpFloat#exp2}) and adds each new value {@code x[off + r * ld + j]} to the partial sum
+     * {@code sums[r * sumLanes() + j % sumLanes()]}. Returns the first row that is not within,
+     * left as it was, or {@code r1} when every row was done. {@code bound} must be at most
+     * {@link ExpFloat#EXP2_HI}, so no argument exceeds it.
+     *
+     * <p>The online softmax calls it once per tile with its lazy bound: a row whose maximum must
+     * rise comes back to the caller instead of costing every row a separate pass and call
+     * ({@link #anyAbove}). A row's partial sums stay apart across tiles and are added up once, in
+     * index order, by the caller: no reduction across lanes per tile.
      */
-    void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at);
-
-    /**
-     * {@link #exp2ShiftAccumulate} on rows {@code r0 <= r < r1} of {@code n} elements each, row r
-     * at {@code x[r * ld]} with shift {@code shifts[r]} and partial sums at
-     * {@code sums[r * sumLanes()]}: one call per score tile instead of one per row. In this small
-     * method C2 inlines the row loop and hoists its set-up out of the rows, which it does not do
-     * inside the tile kernel's large row pass.
-     */
-    default void exp2ShiftAccumulateRows(float[] x, int ld, int n, int r0, int r1, float[] shifts, float[] sums) {
-        int lanes = sumLanes();
-        for (int r = r0; r < r1; r++) {
-            exp2ShiftAccumulate(x, r * ld, n, shifts[r], sums, r * lanes);
-        }
-    }
+    int exp2ShiftAccumulateRows(float[] x, int off, int ld, int n, int r0, int r1, float[] shifts, float bound,
+                                float[] sums);
 
     /**
      * Whether any of {@code x[off..off+n)} is greater than {@code bound} (NaN is not). Cheaper

@@ -24,11 +24,20 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
-    public void exp2ShiftAccumulate(float[] x, int off, int n, float shift, float[] sums, int at) {
-        for (int j = off; j < off + n; j++) {
-            x[j] = ExpFloat.exp2(x[j] - shift);
-            sums[at] += x[j];
+    public int exp2ShiftAccumulateRows(float[] x, int off, int ld, int n, int r0, int r1, float[] shifts, float bound,
+                                       float[] sums) {
+        for (int r = r0; r < r1; r++) {
+            int row = off + r * ld;
+            float shift = shifts[r];
+            if (shift == NEG_INF || anyAbove(x, row, n, shift + bound)) {
+                return r;
+            }
+            for (int j = row; j < row + n; j++) {
+                x[j] = ExpFloat.exp2(x[j] - shift);
+                sums[r] += x[j];
+            }
         }
+        return r1;
     }
 
     @Override

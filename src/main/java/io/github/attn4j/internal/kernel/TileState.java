@@ -10,7 +10,7 @@ import static io.github.attn4j.internal.kernel.Kernels.MR;
  * sums per row, and the key and value tiles handed out by the {@link KeyValueSource}.
  */
 final class TileState {
-    /** Partial sums per row of the online softmax ({@link RowOps#exp2ShiftAccumulate}). */
+    /** Partial sums per row of the online softmax ({@link RowOps#exp2ShiftAccumulateRows}). */
     static final int SUM_LANES = Kernels.ROWS.sumLanes();
 
     final float[] query;

@@ -2,11 +2,12 @@ package io.github.attn4j.internal.kernel;
 
 import org.junit.jupiter.api.Test;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The active path's {@link RowOps#expShiftSum} and {@link RowOps#exp2ShiftAccumulate} against
+ * The active path's {@link RowOps#expShiftSum} and {@link RowOps#exp2ShiftAccumulateRows} against
  * {@link StrictMath} (fdlibm) in double, and against {@link ExpFloat#exp} and
  * {@link ExpFloat#exp2} bit for bit.
  */
@@ -85,7 +86,8 @@ class ExpFloatTest {
             x[i] = -126f + 253f * i / n;
         }
         float[] y = x.clone();
-        Kernels.ROWS.exp2ShiftAccumulate(y, 0, n, 0f, new float[Kernels.ROWS.sumLanes()], 0);
+        assertEquals(1, Kernels.ROWS.exp2ShiftAccumulateRows(y, 0, 0, n, 0, 1, new float[] {0f}, ExpFloat.EXP2_HI,
+                new float[Kernels.ROWS.sumLanes()]));
         double worst = 0;
         for (int i = 0; i < n; i++) {
             double exact = StrictMath.pow(2, x[i]);
@@ -94,14 +96,21 @@ class ExpFloatTest {
         assertTrue(worst <= 2, "worst error " + worst + " ulp");
     }
 
+    /**
+     * Exact powers of two, 0 below the range (-Infinity included), NaN kept, +Infinity from
+     * 2^127.5 on; a row with an argument above the bound ({@code EXP2_HI} here) is refused and
+     * left as it was.
+     */
     @Test
     void exp2IsExactOnIntegersAndHandlesTheEdges() {
         float[] edge = {0f, -0f, 1f, -1f, 10f, -20f, 127f, -126f, Float.NEGATIVE_INFINITY, -200f, -126.6f,
-                Float.NaN, 127.6f, 500f, Float.POSITIVE_INFINITY};
+                Float.NaN, 127.6f, 128f};
+        float[] shifts = {0f};
         for (int lead : new int[]{0, Math.max(1, LANES * 3 - edge.length)}) {
             float[] y = new float[lead + edge.length];
             System.arraycopy(edge, 0, y, lead, edge.length);
-            Kernels.ROWS.exp2ShiftAccumulate(y, 0, y.length, 0f, new float[Kernels.ROWS.sumLanes()], 0);
+            assertEquals(1, Kernels.ROWS.exp2ShiftAccumulateRows(y, 0, 0, y.length, 0, 1, shifts, ExpFloat.EXP2_HI,
+                    new float[Kernels.ROWS.sumLanes()]));
             assertEquals(1f, y[lead]);
             assertEquals(1f, y[lead + 1]);
             assertEquals(2f, y[lead + 2]);
@@ -116,7 +125,14 @@ class ExpFloatTest {
             assertTrue(Float.isNaN(y[lead + 11]));
             assertEquals(Float.POSITIVE_INFINITY, y[lead + 12]);
             assertEquals(Float.POSITIVE_INFINITY, y[lead + 13]);
-            assertEquals(Float.POSITIVE_INFINITY, y[lead + 14]);
+            for (float above : new float[]{Math.nextUp(ExpFloat.EXP2_HI), 500f, Float.POSITIVE_INFINITY}) {
+                float[] z = y.clone();
+                z[z.length - 1] = above;
+                float[] before = z.clone();
+                assertEquals(0, Kernels.ROWS.exp2ShiftAccumulateRows(z, 0, 0, z.length, 0, 1, shifts,
+                        ExpFloat.EXP2_HI, new float[Kernels.ROWS.sumLanes()]), "refused for " + above);
+                assertArrayEquals(before, z, "row left as it was for " + above);
+            }
         }
     }
 
@@ -125,23 +141,25 @@ class ExpFloatTest {
         int n = 4099;
         int lanes = Kernels.ROWS.sumLanes();
         float[] x = new float[n];
-        float[] sums = new float[lanes + 2];
-        double[] expected = new double[lanes + 2];
+        // Row 1 of a stride of 0: its partial sums follow row 0's, which must stay 0.
+        float[] sums = new float[2 * lanes];
+        double[] expected = new double[2 * lanes];
         for (int lane = 0; lane < lanes; lane++) {
-            sums[1 + lane] = lane + 1;      // partial sums of earlier tiles, to be added to
-            expected[1 + lane] = lane + 1;
+            sums[lanes + lane] = lane + 1;      // partial sums of earlier tiles, to be added to
+            expected[lanes + lane] = lane + 1;
         }
         for (int i = 0; i < n; i++) {
             x[i] = -140f + 150f * i / n;
-            expected[1 + i % lanes] += StrictMath.pow(2, x[i] - 3.25);
+            expected[lanes + i % lanes] += StrictMath.pow(2, x[i] - 3.25);
         }
         float[] y = x.clone();
-        Kernels.ROWS.exp2ShiftAccumulate(y, 0, n, 3.25f, sums, 1);
+        assertEquals(2, Kernels.ROWS.exp2ShiftAccumulateRows(y, 0, 0, n, 1, 2, new float[] {Float.NaN, 3.25f},
+                AttentionKernel.LAZY_MAX, sums));
         for (int i = 0; i < n; i++) {
             assertEquals(Float.floatToRawIntBits(ExpFloat.exp2(x[i] - 3.25f)), Float.floatToRawIntBits(y[i]), "x = " + x[i]);
         }
         for (int i = 0; i < sums.length; i++) {
-            assertEquals(expected[i], sums[i], 1e-6 * expected[i], "partial sum " + (i - 1));
+            assertEquals(expected[i], sums[i], 1e-6 * expected[i], "partial sum " + i);
         }
     }
 }
