@@ -168,7 +168,7 @@ final class VectorDecodeBlocks {
             FloatVector s1 = FloatVector.fromArray(S, scales, si + L);
             for (int p = p0, p1 = Math.min(kc, p0 + block); p < p1; p++) {
                 int bi = bt + p * NR;
-                    FloatVector b0 = VectorWiden.low(b, bi).mul(s0);
+                FloatVector b0 = VectorWiden.low(b, bi).mul(s0);
                 FloatVector b1 = VectorWiden.high(b, bi).mul(s1);
                 FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
                 c00 = av.fma(b0, c00);
