@@ -198,14 +198,17 @@ public final class SideBySide {
                     };
                 }
                 case "gemm" -> {
-                    // gemm:M:N:K: C = A B with B packed once, as GemmBenchmark's packed cases.
-                    check(spec, p, 4);
+                    // gemm:M:N:K[:threads]: C = A B with B packed once, as GemmBenchmark's packed cases.
+                    if (p.length != 5) {
+                        check(spec, p, 4);
+                    }
                     int m = Integer.parseInt(p[1]), n = Integer.parseInt(p[2]), k = Integer.parseInt(p[3]);
+                    int threads = p.length == 5 ? Integer.parseInt(p[4]) : 1;
                     MatrixView a = MatrixView.rowMajor(GemmBenchmark.random(m * k, 1), m, k);
                     PackedMatrix b = Gemm.pack(MatrixView.rowMajor(GemmBenchmark.random(k * n, 2), k, n));
                     float[] c = new float[m * n];
                     return () -> {
-                        Gemm.multiply(a, b, c, 0, n, false);
+                        Gemm.multiply(a, b, c, 0, n, false, threads);
                         sink = c;
                     };
                 }
