@@ -80,11 +80,12 @@ public final class KeyValuePanels extends KeyValueSource {
         for (int t = 0; t < count; t++) {
             int j = keys + t;
             int src = v.at(b, t, g);
-            if (Kernels.ROWS.anyNonFinite(vd, src, dv)) {
-                nonFiniteTiles[j / AttentionKernel.BK] = true;
-            }
+            boolean finite = true;
             for (int c0 = 0; c0 < dv; c0 += NR) {
-                System.arraycopy(vd, src + c0, valuePanels, valueIndex(j, c0), Math.min(NR, dv - c0));
+                finite &= Kernels.ROWS.copyFinite(vd, src + c0, valuePanels, valueIndex(j, c0), Math.min(NR, dv - c0));
+            }
+            if (!finite) {
+                nonFiniteTiles[j / AttentionKernel.BK] = true;
             }
         }
         keys = needed;

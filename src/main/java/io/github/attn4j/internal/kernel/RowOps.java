@@ -76,4 +76,10 @@ interface RowOps {
 
     /** Whether any of {@code x[off..off+n)} is NaN or infinite. */
     boolean anyNonFinite(float[] x, int off, int n);
+
+    /**
+     * Copies {@code src[from..from+n)} to {@code dst[to..to+n)} (not overlapping) and returns
+     * whether every value copied is finite: {@link #anyNonFinite} in the same pass as the copy.
+     */
+    boolean copyFinite(float[] src, int from, float[] dst, int to, int n);
 }

@@ -106,4 +106,14 @@ final class ScalarRowOps implements RowOps {
             s[off + j] = Math.fma(-slope, Math.abs((float) center - (float) j), s[off + j]);
         }
     }
+
+    @Override
+    public boolean copyFinite(float[] src, int from, float[] dst, int to, int n) {
+        boolean finite = true;
+        for (int j = 0; j < n; j++) {
+            dst[to + j] = src[from + j];
+            finite &= Float.isFinite(src[from + j]);
+        }
+        return finite;
+    }
 }

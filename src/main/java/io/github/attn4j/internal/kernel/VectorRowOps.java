@@ -232,6 +232,24 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
+    public boolean copyFinite(float[] src, int from, float[] dst, int to, int n) {
+        // x - x is 0 for finite x and NaN for NaN and both infinities: a sum of them stays 0 only if all are finite.
+        FloatVector zeros = FloatVector.zero(S);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector v = FloatVector.fromArray(S, src, from + j);
+            v.intoArray(dst, to + j);
+            zeros = zeros.add(v.sub(v));
+        }
+        boolean finite = !zeros.test(VectorOperators.IS_NAN).anyTrue();
+        for (; j < n; j++) {
+            dst[to + j] = src[from + j];
+            finite &= Float.isFinite(src[from + j]);
+        }
+        return finite;
+    }
+
+    @Override
     public void softcap(float[] x, int off, int n, float cap) {
         FloatVector c = FloatVector.broadcast(S, cap);
         int j = 0;

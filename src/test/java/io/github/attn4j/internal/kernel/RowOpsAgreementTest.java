@@ -24,10 +24,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  *       one lane of the vector forms, and scaling, {@code fma} bias, the ALiBi distance bias and
  *       masking are single IEEE operations per element. Elements
  *       outside {@code [off, off + n)} are never written.</li>
- *   <li>{@link RowOps#max}, {@link RowOps#anyAbove} and
- *       {@link RowOps#anyNonFinite} return identical results: the maximum of the same values is
- *       exact in any order ({@code Math.max} is commutative and associative, NaN and signed zeros
- *       included).</li>
+ *   <li>{@link RowOps#max}, {@link RowOps#anyAbove}, {@link RowOps#anyNonFinite} and
+ *       {@link RowOps#copyFinite} (which also copies exactly) return identical results: the
+ *       maximum of the same values is exact in any order ({@code Math.max} is commutative and
+ *       associative, NaN and signed zeros included).</li>
  *   <li>{@link RowOps#exp2ShiftAccumulateRows} takes and refuses the same rows on both paths and
  *       gives, on each path, the bits of one call per row, partial sums included.</li>
  *   <li>Sums ({@link RowOps#expShiftSum}, and the partial sums of
@@ -314,6 +314,21 @@ class RowOpsAgreementTest {
                         "anyAbove " + what);
                 assertEquals(scalar.anyNonFinite(r.data(), r.off(), n), vector.anyNonFinite(r.data(), r.off(), n),
                         "anyNonFinite " + what);
+                boolean finite = true;
+                for (int j = 0; j < n; j++) {
+                    finite &= Float.isFinite(r.data()[r.off() + j]);
+                }
+                int to = random.nextInt(4);
+                for (RowOps ops : new RowOps[] {scalar, vector}) {
+                    float[] dst = new float[to + n + 3];
+                    Arrays.fill(dst, -7f);
+                    assertEquals(finite, ops.copyFinite(r.data(), r.off(), dst, to, n),
+                            ops.getClass().getSimpleName() + " copyFinite " + what);
+                    float[] expected = new float[dst.length];
+                    Arrays.fill(expected, -7f);
+                    System.arraycopy(r.data(), r.off(), expected, to, n);
+                    assertSameBits(expected, dst, ops.getClass().getSimpleName() + " copyFinite " + what);
+                }
             }
         }
     }
