@@ -206,22 +206,20 @@ final class VectorDecodeOps implements DecodeOps {
 
     /** Writes (or adds, when {@code accumulate}) the {@code mr x nr} corner of a register block stored row by row, NR apart, into C. */
     private static void store(float[] block, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        if (nr < NR) {
+            VectorMicroKernel.copyCorner(block, c, cOff, ldc, mr, nr, accumulate);
+            return;
+        }
         for (int i = 0; i < mr; i++) {
             int row = cOff + i * ldc;
-            if (nr == NR) {
-                FloatVector v0 = FloatVector.fromArray(S, block, i * NR);
-                FloatVector v1 = FloatVector.fromArray(S, block, i * NR + L);
-                if (accumulate) {
-                    v0 = v0.add(FloatVector.fromArray(S, c, row));
-                    v1 = v1.add(FloatVector.fromArray(S, c, row + L));
-                }
-                v0.intoArray(c, row);
-                v1.intoArray(c, row + L);
-            } else {
-                for (int j = 0; j < nr; j++) {
-                    c[row + j] = accumulate ? c[row + j] + block[i * NR + j] : block[i * NR + j];
-                }
+            FloatVector v0 = FloatVector.fromArray(S, block, i * NR);
+            FloatVector v1 = FloatVector.fromArray(S, block, i * NR + L);
+            if (accumulate) {
+                v0 = v0.add(FloatVector.fromArray(S, c, row));
+                v1 = v1.add(FloatVector.fromArray(S, c, row + L));
             }
+            v0.intoArray(c, row);
+            v1.intoArray(c, row + L);
         }
     }
 }
