@@ -135,8 +135,9 @@ final class AttentionTile {
                         runStart = r;
                     }
                     runEnd = r + 1;
-                } else {
-                    settleRow(s, at - r * BK, n, r, ws, dvPad);
+                } else if (Kernels.ROWS.exp2ShiftAccumulateRows(s, lo, BK, n, r, r + 1, ws.rowMax, LAZY_MAX,
+                        ws.rowSum) == r) {
+                    settleRow(s, lo, n, r, ws, dvPad);
                 }
             }
             exp2Rows(s, nk, runStart, runEnd, ws, dvPad);
@@ -164,9 +165,9 @@ final class AttentionTile {
     }
 
     /**
-     * Weights and partial sums of the {@code n} scores of row r from {@code s[off + r * BK]},
-     * after {@link #raiseMax}; a row with no maximum (all its scores {@code -Infinity}) gets
-     * weights 0.
+     * Weights and partial sums of the {@code n} scores of row r from {@code s[off + r * BK]}, a
+     * row that {@code exp2ShiftAccumulateRows} refused, after {@link #raiseMax}; a row with no
+     * maximum (all its scores {@code -Infinity}) gets weights 0.
      */
     private static void settleRow(float[] s, int off, int n, int r, TileState ws, int dvPad) {
         int at = off + r * BK;
