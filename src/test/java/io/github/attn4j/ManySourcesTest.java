@@ -12,11 +12,11 @@ import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
 
 /**
- * Batches with many (batch row, key/value head) sources and more than one query tile per
- * source, as a batch of encoder sentences: with at least 16 sources per thread each task packs
- * its own source and runs all its query tiles, with fewer every source is packed first. One thread
- * takes the first way and eight threads the second on these shapes; both must match the
- * double-precision reference and each other bit for bit.
+ * The three ways the attention kernel shares out (batch row, key/value head) sources with more
+ * than one query tile each: one task per source that packs it and runs all its query tiles (one
+ * thread, or sources enough to keep every thread busy), sources cut into chunks of query tiles
+ * that each pack their own copy (few sources, many tiles), and every source packed first for all
+ * tasks (the rest). Each must match the double-precision reference and the others bit for bit.
  */
 class ManySourcesTest {
     /** {heads, kvHeads}: plain and grouped. */
@@ -31,12 +31,32 @@ class ManySourcesTest {
                 .checkAssert(ManySourcesTest::check);
     }
 
+    /**
+     * One to three sources of 5 to 12 query tiles each: two and three threads cut a source into
+     * chunks where the sources alone would leave a thread idle (one or three sources on two
+     * threads, one or two on three); eight threads pack first.
+     */
+    @Test
+    void fewSourcesWithManyQueryTilesMatchEveryThreadCount() {
+        qt().withExamples(12).forAll(integers().between(240, 576), integers().between(1, 300),
+                        integers().between(0, RandomMasks.KINDS - 1), longs().all())
+                .checkAssert((lq, lk, maskKind, seed) -> {
+                    SplittableRandom random = new SplittableRandom(seed);
+                    int kvHeads = 1 + random.nextInt(3);
+                    check(random, 1, kvHeads, kvHeads, lq, lk, maskKind);
+                });
+    }
+
     private static void check(int lq, int lk, int maskKind, long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         int[] hv = HEADS[random.nextInt(HEADS.length)];
         int heads = hv[0], kvHeads = hv[1];
-        // 16 to 32 sources: one thread packs in each task, eight pack first.
+        // 16 to 32 sources: one thread packs in each task; eight threads pack first or in chunks.
         int batch = (16 + random.nextInt(17) + kvHeads - 1) / kvHeads;
+        check(random, batch, heads, kvHeads, lq, lk, maskKind);
+    }
+
+    private static void check(SplittableRandom random, int batch, int heads, int kvHeads, int lq, int lk, int maskKind) {
         int d = WIDTHS[random.nextInt(WIDTHS.length)], dv = WIDTHS[random.nextInt(WIDTHS.length)];
         Tensor q = uniform(random, batch, heads, lq, d);
         Tensor k = uniform(random, batch, kvHeads, lk, d);

@@ -37,11 +37,17 @@ public final class AttentionKernel {
      */
     static final int BK = 128;
     /**
-     * Sources per thread from which each task packs its own source ({@link #packedInTask}) on
-     * more than one thread: with fewer, one task per source would leave threads idle at the end
-     * of a call. One thread always does.
+     * Sources per thread from which each source is one task on more than one thread, whatever
+     * the remainder: the tasks claimed last then leave a thread idle for at most a small part of
+     * the call. With fewer sources, see {@link #chunksPerSource}.
      */
     static final int PACK_IN_TASK = 16;
+    /**
+     * Fewest query tiles per chunk when a source is cut into chunks of tiles, each packing its own
+     * copy of the source's keys and values: packing a source costs about half a tile's products,
+     * so a chunk of four tiles pays at most about 12% more.
+     */
+    static final int MIN_CHUNK_TILES = 4;
     /** Keys per split when a source has a single query tile (decoding). */
     static final int SPLIT = 16 * BK;
     /**
@@ -70,10 +76,10 @@ public final class AttentionKernel {
      * {@code out[b, i, h] = softmax(scores(q[b, i, h] · k[b, :, g]ᵀ) + mask) · v[b, :, g]} with
      * {@code g = h / (H / KVH)}, on up to {@code threads} threads; when {@code weights} is not
      * null it receives the {@code (B, H, Lq, Lk)} softmax weights, row-major. The keys and values
-     * of each (batch, kv head) are packed once and shared by the tasks of its query heads: all of
-     * them first (a copy the size of k and v), or, on one thread or with at least
-     * {@link #PACK_IN_TASK} sources per thread, each by the one task that then runs all its query
-     * tiles. The result is bit-identical for every thread count. Batch row {@code b} of the
+     * of each (batch, kv head) are packed by the tasks that run its query tiles, into their
+     * worker's panels ({@link #packedInTask}), or, when that would leave threads idle (see
+     * {@link #chunksPerSource}) or the weights are kept, all first (a copy the size of k and v)
+     * and shared by every task. The result is bit-identical for every thread count. Batch row {@code b} of the
      * layouts reads row {@code firstBatch + b} of {@code mask}, so a call over a chunk of a batch
      * reads the whole batch's mask.
      *
@@ -97,8 +103,9 @@ public final class AttentionKernel {
         if (sources == 0) {
             return;
         }
-        if (weights == null && (threads == 1 || sources >= PACK_IN_TASK * threads) && foldedQueryTiles(q, groups) > 1) {
-            packedInTask(q, k, v, out, mask, firstBatch, scores, threads, sources);
+        int chunks = weights == null ? chunksPerSource(sources, threads, foldedQueryTiles(q, groups)) : 0;
+        if (chunks > 0) {
+            packedInTask(q, k, v, out, mask, firstBatch, scores, threads, sources, chunks);
             return;
         }
         KeyValuePanels[] panels = AttentionWorkspace.current().panels(sources, k.width(), v.width(), k.length());
@@ -109,16 +116,20 @@ public final class AttentionKernel {
 
     /**
      * {@link #forward(HeadLayout, HeadLayout, HeadLayout, HeadLayout, ScoreMask, Scores, float[], int)}
-     * with one task per source that packs its keys and values into its worker's panels and runs
-     * all its query tiles right away, while the panels are in that core's cache: for many short
-     * sources (a batch of encoder sentences), where packing every source first and then reading
-     * them back left both in L3, and on one thread, which needs no finer tasks to stay busy. Only
-     * without splits (more than one query tile), so every tile is computed exactly as by
-     * {@link #run}: the same bits, in another order.
+     * with tasks that pack a source's keys and values into their worker's own panels and run its
+     * query tiles right away, while the panels are in that core's cache. Each source is cut into
+     * {@code chunks} tasks (tiles {@code c, c + chunks, ...} for chunk c, so each chunk gets
+     * early and late tiles of a causal mask alike); a worker packs a source again only when its
+     * panels hold another one. Panels shared by all workers, packed first, are written by one
+     * core and read by all, a copy that crosses between cores' caches every call: packing there
+     * took 55 µs per source (hd 64, L = 512) against 22 µs here (jmh/README.md, "Two threads:
+     * packing in the task"). Only without splits (more than one query tile), so every tile is
+     * computed exactly as by {@link #run}: the same bits, in another order.
      */
-    private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out,
-                                     ScoreMask mask, int firstBatch, Scores scores, int threads, int sources) {
-        int workers = Parallel.workers(threads, sources);
+    private static void packedInTask(HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out, ScoreMask mask,
+                                     int firstBatch, Scores scores, int threads, int sources, int chunks) {
+        int tasks = sources * chunks;
+        int workers = Parallel.workers(threads, tasks);
         AttentionWorkspace workspace = AttentionWorkspace.current();
         KeyValuePanels[] panels = workspace.panels(workers, k.width(), v.width(), k.length());
         TileState[] states = workspace.states(workers, k.width(), panels[0].dvPad, true);
@@ -126,24 +137,52 @@ public final class AttentionKernel {
         if (workers == 1) {
             // No closure: a chunked module call makes one such call per chunk of its batch.
             for (int p = 0; p < sources; p++) {
-                packAndAttend(p, q, k, v, out, mask, firstBatch, scores, panels[0], states[0], sinks);
+                panels[0].packFrom(k, v, p / k.heads(), p % k.heads());
+                attendChunk(p, 0, 1, k.heads(), q, out, mask, firstBatch, scores, panels[0], states[0], sinks);
             }
-        } else {
-            Parallel.forEach(threads, sources, (p, worker) ->
-                    packAndAttend(p, q, k, v, out, mask, firstBatch, scores, panels[worker], states[worker], sinks));
+            return;
         }
+        int[] held = new int[workers];     // the source each worker's panels hold, -1 for none yet
+        Arrays.fill(held, -1);
+        Parallel.forEach(threads, tasks, (task, worker) -> {
+            int p = task / chunks;
+            if (held[worker] != p) {
+                panels[worker].packFrom(k, v, p / k.heads(), p % k.heads());
+                held[worker] = p;
+            }
+            attendChunk(p, task % chunks, chunks, k.heads(), q, out, mask, firstBatch, scores, panels[worker], states[worker], sinks);
+        });
     }
 
-    /** Source {@code p} of {@link #packedInTask}: packs its keys and values into {@code kv}, then runs all its query tiles. */
-    private static void packAndAttend(int p, HeadLayout q, HeadLayout k, HeadLayout v, HeadLayout out, ScoreMask mask,
-                                      int firstBatch, Scores scores, KeyValuePanels kv, TileState state, float[] sinks) {
-        int groups = k.heads();
+    /**
+     * Chunks per source for {@link #packedInTask} on {@code threads} threads, or 0 when
+     * packing every source first for all tasks is the better plan: 1 on one thread or when the
+     * sources keep every thread busy ({@link #PACK_IN_TASK} per thread, or a multiple of the
+     * thread count, all of them costing about the same), else the fewest chunks that do, as long
+     * as each keeps {@link #MIN_CHUNK_TILES} query tiles.
+     */
+    static int chunksPerSource(int sources, int threads, int queryTiles) {
+        if (queryTiles <= 1) {
+            return 0;
+        }
+        for (int c = 1; c <= Math.max(1, queryTiles / MIN_CHUNK_TILES); c++) {
+            long tasks = (long) sources * c;
+            if (threads == 1 || tasks >= (long) PACK_IN_TASK * threads || tasks % threads == 0) {
+                return c;
+            }
+        }
+        return 0;
+    }
+
+    /** Query tiles {@code chunk, chunk + chunks, ...} of source {@code p} ({@code groups} kv heads), whose keys and values {@code kv} holds. */
+    private static void attendChunk(int p, int chunk, int chunks, int groups, HeadLayout q, HeadLayout out,
+                                    ScoreMask mask, int firstBatch, Scores scores, KeyValuePanels kv, TileState state,
+                                    float[] sinks) {
         int perGroup = q.heads() / groups;
         int queryTiles = foldedQueryTiles(q, groups);
         int unitRows = q.length() * perGroup;
         int b = p / groups;
-        kv.packFrom(k, v, b, p % groups);
-        for (int t = 0; t < queryTiles; t++) {
+        for (int t = chunk; t < queryTiles; t += chunks) {
             TileRows tile = state.tile.set(b, firstBatch + b, p % groups * perGroup, perGroup, t * BQ,
                     Math.min(BQ, unitRows - t * BQ));
             AttentionTile.online(q, mask, scores, kv, state, tile, 0, kv.length());

@@ -1,0 +1,37 @@
+package io.github.attn4j.internal.kernel;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** How the attention kernel shares out sources of several query tiles: values worked out by hand from the rule. */
+class ChunksPerSourceTest {
+    @Test
+    void oneThreadTakesEachSourceWhole() {
+        assertEquals(1, AttentionKernel.chunksPerSource(1, 1, 2));
+        assertEquals(1, AttentionKernel.chunksPerSource(7, 1, 40));
+    }
+
+    @Test
+    void sourcesThatKeepEveryThreadBusyStayWhole() {
+        assertEquals(1, AttentionKernel.chunksPerSource(8, 2, 11));     // 4 per thread
+        assertEquals(1, AttentionKernel.chunksPerSource(12, 4, 3));
+        assertEquals(1, AttentionKernel.chunksPerSource(33, 2, 3));     // 16 per thread and more
+        assertEquals(1, AttentionKernel.chunksPerSource(129, 8, 2));
+    }
+
+    @Test
+    void fewSourcesAreCutIntoChunksOfAtLeastFourTiles() {
+        assertEquals(2, AttentionKernel.chunksPerSource(1, 2, 8));      // 2 tasks on 2 threads
+        assertEquals(2, AttentionKernel.chunksPerSource(3, 2, 11));     // 6 tasks on 2 threads
+        assertEquals(2, AttentionKernel.chunksPerSource(6, 4, 43));     // 12 tasks on 4 threads
+    }
+
+    @Test
+    void chunksTooShortMeanPackingFirst() {
+        assertEquals(0, AttentionKernel.chunksPerSource(1, 2, 7));      // 2 chunks would have 3 or 4 tiles
+        assertEquals(0, AttentionKernel.chunksPerSource(3, 2, 3));
+        assertEquals(0, AttentionKernel.chunksPerSource(1, 8, 20));     // 8 chunks of 2 or 3 tiles
+        assertEquals(0, AttentionKernel.chunksPerSource(5, 2, 1));      // one query tile: split keys instead
+    }
+}
