@@ -30,9 +30,9 @@ import java.util.Objects;
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
  * summed by one micro-kernel or decode-product call, in increasing p), whatever the blocking of
- * M and N. {@link #rowBlocks} computes any range of MC row blocks for one packed B block, so a
- * parallel version can hand disjoint ranges of row blocks to threads without changing any
- * result bit; K is never split.
+ * M and N. {@link #rowBlocks} computes any range of MC row blocks and columns for one packed B
+ * block, so a parallel version can hand disjoint row blocks, or column slices of them, to
+ * threads without changing any result bit; K is never split.
  *
  * <p>A prepacked B may hold 16-bit floats ({@link PackedMatrix.Format}): the macro-kernel widens
  * a group of its panels into a float32 buffer of the thread before the same micro-kernel reads
@@ -81,7 +81,8 @@ public final class Gemm {
 
     /**
      * {@link #multiply(MatrixView, PackedMatrix, float[], int, int, boolean)} on up to
-     * {@code threads} threads: row blocks of C are split between threads and the reduction
+     * {@code threads} threads: row blocks of C (cut into column slices when they would not
+     * come out even between the threads) are split between threads and the reduction
      * order of every element is the same as on one thread, so the result is bit-identical.
      *
      * @throws IllegalArgumentException also if {@code threads < 1}
@@ -290,9 +291,18 @@ public final class Gemm {
                 }
                 BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
                 if (!splitColumns) {
-                    Parallel.forEach(threads, rowBlockCount, (r, worker) ->
-                            rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1, 0, nc,
-                                    GemmWorkspace.current().a(aSize)));
+                    // Row blocks of unequal rows, or too few to come out even, are each cut into
+                    // column slices, one per thread, so the threads finish together.
+                    int panels = (nc + NR - 1) / NR;
+                    int slices = rowBlockCount < 4 * threads && (m % mc != 0 || rowBlockCount % threads != 0)
+                            ? Math.max(1, Math.min(threads, panels / 2)) : 1;
+                    Parallel.forEach(threads, rowBlockCount * slices, (t, worker) -> {
+                        int r = t / slices;
+                        int slice = t % slices;
+                        rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1,
+                                panels * slice / slices * NR, Math.min(nc, panels * (slice + 1) / slices * NR),
+                                GemmWorkspace.current().a(aSize));
+                    });
                 } else {
                     // Too few rows to share (a decode step's single token): split the column panels.
                     int panels = (nc + NR - 1) / NR;

@@ -206,6 +206,24 @@ class GemmTest {
     }
 
     @Test
+    void unevenRowBlocksCutIntoColumnSlicesGiveTheSameBitsOnAnyThreadCount() {
+        // 128 rows on two threads: row blocks of 72 and 56 rows, each cut in two column slices;
+        // 37 and 100 rows likewise on 2, 3 and 8 threads; n not a multiple of NR.
+        for (int m : new int[]{37, 100, 128}) {
+            GemmCase t = new GemmCase(m, 600, 300, false, true, 1, false, 5);
+            PackedMatrix packed = Gemm.pack(t.b());
+            float[] one = t.c();
+            Gemm.multiply(t.a(), packed, one, t.cOffset(), t.ldc(), false, 1);
+            assertArrayEquals(run(t, false, DEFAULT), one, 0f, "m = " + m + " against the unpacked product");
+            for (int threads : new int[]{2, 3, 8}) {
+                float[] c = t.c();
+                Gemm.multiply(t.a(), packed, c, t.cOffset(), t.ldc(), false, threads);
+                assertArrayEquals(one, c, 0f, "m = " + m + ", " + threads + " threads");
+            }
+        }
+    }
+
+    @Test
     void zeroReductionLengthClearsOrKeepsC() {
         GemmCase clear = new GemmCase(3, 4, 0, false, false, 2, false, 1);
         float[] c = run(clear, false, DEFAULT);
