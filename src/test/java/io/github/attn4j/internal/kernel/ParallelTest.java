@@ -80,6 +80,43 @@ class ParallelTest {
         })));
     }
 
+    /**
+     * Calls back to back, as a module call makes them, with helpers of one call still leaving
+     * when the next begins: no two tasks run at once on the same worker index (each index owns
+     * its scratch), and every call's tasks all run, also from two callers at once.
+     */
+    @Test
+    void callsInARowNeverShareAWorkerIndexAtOnce() throws Exception {
+        AtomicInteger clashes = new AtomicInteger();
+        Runnable calls = () -> {
+            for (int round = 0; round < 400; round++) {
+                int threads = 2 + round % 3;
+                int tasks = 1 + round % 9;
+                AtomicIntegerArray busy = new AtomicIntegerArray(threads);
+                AtomicIntegerArray runs = new AtomicIntegerArray(tasks);
+                Parallel.forEach(threads, tasks, (t, w) -> {
+                    if (!busy.compareAndSet(w, 0, 1)) {
+                        clashes.incrementAndGet();
+                    }
+                    long end = System.nanoTime() + 2_000L * (1 + t % 3);
+                    while (System.nanoTime() < end) {
+                        Thread.onSpinWait();
+                    }
+                    busy.set(w, 0);
+                    runs.incrementAndGet(t);
+                });
+                for (int t = 0; t < tasks; t++) {
+                    assertEquals(1, runs.get(t), "runs of task " + t + " in round " + round);
+                }
+            }
+        };
+        Thread other = new Thread(calls);
+        other.start();
+        calls.run();
+        other.join();
+        assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
+    }
+
     @Test
     void keepsTheCallersInterruptStatusAndStillWaits() {
         AtomicIntegerArray ended = new AtomicIntegerArray(6);
