@@ -70,12 +70,22 @@ import java.util.stream.Stream;
  * A workload {@code a|b} runs {@code a} on A and {@code b} on B: with the same jar twice, two
  * settings of one build, such as {@code 'sdpa:64:512:none:1|sdpa:64:512:none:2'} for the gain
  * of a second thread (the printed B/A is then the time ratio, its inverse the speed-up).
+ *
+ * <p>{@code SideBySide --alone A.jar seconds sliceMillis workload...} times one build alone in
+ * the JVM (the median slice of each workload, after four warm-up slices): run it once per build,
+ * alternating the builds. Two builds in one JVM can hide what waking pool threads costs: an old
+ * build's two-thread {@code sdpa:64:128:none:2} took 0.207 ms per call beside the new one and
+ * 0.275 ms alone (jmh/README.md, "Two threads: packing in the task").
  */
 public final class SideBySide {
     private SideBySide() {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("--alone")) {
+            alone(args);
+            return;
+        }
         if (args.length < 5) {
             throw new IllegalArgumentException("usage: SideBySide A.jar B.jar seconds sliceMillis workload...; got "
                     + args.length + " arguments");
@@ -115,6 +125,35 @@ public final class SideBySide {
             }
             System.out.printf("%-30s A %10.4f  B %10.4f  B/A %.3f  (%d slices each; minima %.4f, %.4f)%n", spec,
                     median[0], median[1], median[1] / median[0], times.get(1).size(), times.get(0).get(0), times.get(1).get(0));
+        }
+    }
+
+    /** {@code --alone A.jar seconds sliceMillis workload...}: one build, the median slice per workload. */
+    private static void alone(String[] args) throws Exception {
+        if (args.length < 5) {
+            throw new IllegalArgumentException("usage: SideBySide --alone A.jar seconds sliceMillis workload...; got "
+                    + args.length + " arguments");
+        }
+        URL self = SideBySide.class.getProtectionDomain().getCodeSource().getLocation();
+        URLClassLoader loader = new URLClassLoader(new URL[]{Path.of(args[1]).toUri().toURL(), self},
+                ClassLoader.getPlatformClassLoader());
+        Method run = loader.loadClass(Workloads.class.getName()).getMethod("run", String.class, long.class);
+        System.setProperty(OnnxAttentionSession.NO_SPIN, "true");
+        double seconds = Double.parseDouble(args[2]);
+        long slice = Long.parseLong(args[3]) * 1_000_000L;
+        System.out.printf("A = %s alone; median ms per call over slices of %s ms%n", args[1], args[3]);
+        for (int w = 4; w < args.length; w++) {
+            for (int i = 0; i < 4; i++) {
+                run.invoke(null, args[w], slice);
+            }
+            List<Double> times = new ArrayList<>();
+            long end = System.nanoTime() + (long) (seconds * 1e9);
+            while (System.nanoTime() < end) {
+                times.add((Double) run.invoke(null, args[w], slice));
+            }
+            Collections.sort(times);
+            System.out.printf("%-30s A %10.4f  (%d slices; minimum %.4f)%n", args[w], times.get(times.size() / 2),
+                    times.size(), times.get(0));
         }
     }
 
