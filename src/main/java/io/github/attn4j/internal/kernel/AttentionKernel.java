@@ -150,7 +150,8 @@ public final class AttentionKernel {
                 panels[worker].packFrom(k, v, p / k.heads(), p % k.heads());
                 held[worker] = p;
             }
-            attendChunk(p, task % chunks, chunks, k.heads(), q, out, mask, firstBatch, scores, panels[worker], states[worker], sinks);
+            attendChunk(p, task % chunks, chunks, k.heads(), q, out, mask, firstBatch, scores, panels[worker],
+                    states[worker], sinks);
         });
     }
 
@@ -174,7 +175,10 @@ public final class AttentionKernel {
         return 0;
     }
 
-    /** Query tiles {@code chunk, chunk + chunks, ...} of source {@code p} ({@code groups} kv heads), whose keys and values {@code kv} holds. */
+    /**
+     * Query tiles {@code chunk, chunk + chunks, ...} of source {@code p} ({@code groups} kv heads),
+     * whose keys and values {@code kv} holds.
+     */
     private static void attendChunk(int p, int chunk, int chunks, int groups, HeadLayout q, HeadLayout out,
                                     ScoreMask mask, int firstBatch, Scores scores, KeyValuePanels kv, TileState state,
                                     float[] sinks) {

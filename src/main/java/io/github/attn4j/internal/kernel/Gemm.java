@@ -50,9 +50,9 @@ public final class Gemm {
     private static final int NR = Kernels.NR;
 
     /**
-     * Multiply-adds below which a product with too few rows to share is not split by columns
-     * either: waking a pool thread costs tens of microseconds, more than a single token's
-     * projection at small widths takes.
+     * Multiply-adds below which a product is not split by columns, neither when it has too few
+     * rows to share nor to even out its row blocks: waking a pool thread costs tens of
+     * microseconds, more than a single token's projection at small widths takes.
      */
     private static final long MIN_SPLIT_WORK = 1L << 22;
 
@@ -292,10 +292,11 @@ public final class Gemm {
                 BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
                 if (!splitColumns) {
                     // Row blocks of unequal rows, or too few to come out even, are each cut into
-                    // column slices, one per thread, so the threads finish together.
+                    // column slices, one per thread, so the threads finish together (not for
+                    // products too small to be worth more helpers).
                     int panels = (nc + NR - 1) / NR;
                     int slices = rowBlockCount < 4 * threads && (m % mc != 0 || rowBlockCount % threads != 0)
-                            ? Math.max(1, Math.min(threads, panels / 2)) : 1;
+                            && (long) m * n * k >= MIN_SPLIT_WORK ? Math.max(1, Math.min(threads, panels / 2)) : 1;
                     Parallel.forEach(threads, rowBlockCount * slices, (t, worker) -> {
                         int r = t / slices;
                         int slice = t % slices;
