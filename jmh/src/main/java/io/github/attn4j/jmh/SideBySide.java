@@ -90,15 +90,7 @@ public final class SideBySide {
             throw new IllegalArgumentException("usage: SideBySide A.jar B.jar seconds sliceMillis workload...; got "
                     + args.length + " arguments");
         }
-        // Each loader searches its jar first, then this tool's own jar, so a build older than
-        // this class still runs these workloads on its own library classes.
-        URL self = SideBySide.class.getProtectionDomain().getCodeSource().getLocation();
-        Method[] run = new Method[2];
-        for (int i = 0; i < 2; i++) {
-            URLClassLoader loader = new URLClassLoader(new URL[]{Path.of(args[i]).toUri().toURL(), self},
-                    ClassLoader.getPlatformClassLoader());
-            run[i] = loader.loadClass(Workloads.class.getName()).getMethod("run", String.class, long.class);
-        }
+        Method[] run = {workloads(args[0]), workloads(args[1])};
         // ONNX Runtime's spinning workers would take the cores of the slice after theirs.
         System.setProperty(OnnxAttentionSession.NO_SPIN, "true");
         double seconds = Double.parseDouble(args[2]);
@@ -128,16 +120,25 @@ public final class SideBySide {
         }
     }
 
+    /**
+     * {@link Workloads#run} of the build in {@code jar}, in a class loader of its own that searches
+     * that jar first, then this tool's own jar, so a build older than this class still runs these
+     * workloads on its own library classes.
+     */
+    private static Method workloads(String jar) throws Exception {
+        URL self = SideBySide.class.getProtectionDomain().getCodeSource().getLocation();
+        URLClassLoader loader = new URLClassLoader(new URL[]{Path.of(jar).toUri().toURL(), self},
+                ClassLoader.getPlatformClassLoader());
+        return loader.loadClass(Workloads.class.getName()).getMethod("run", String.class, long.class);
+    }
+
     /** {@code --alone A.jar seconds sliceMillis workload...}: one build, the median slice per workload. */
     private static void alone(String[] args) throws Exception {
         if (args.length < 5) {
             throw new IllegalArgumentException("usage: SideBySide --alone A.jar seconds sliceMillis workload...; got "
                     + args.length + " arguments");
         }
-        URL self = SideBySide.class.getProtectionDomain().getCodeSource().getLocation();
-        URLClassLoader loader = new URLClassLoader(new URL[]{Path.of(args[1]).toUri().toURL(), self},
-                ClassLoader.getPlatformClassLoader());
-        Method run = loader.loadClass(Workloads.class.getName()).getMethod("run", String.class, long.class);
+        Method run = workloads(args[1]);
         System.setProperty(OnnxAttentionSession.NO_SPIN, "true");
         double seconds = Double.parseDouble(args[2]);
         long slice = Long.parseLong(args[3]) * 1_000_000L;

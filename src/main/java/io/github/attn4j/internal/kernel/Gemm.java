@@ -290,28 +290,25 @@ public final class Gemm {
                     continue;
                 }
                 BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
-                if (!splitColumns) {
-                    // Row blocks of unequal rows, or too few to come out even, are each cut into
-                    // column slices, one per thread, so the threads finish together (not for
-                    // products too small to be worth more helpers).
-                    int panels = (nc + NR - 1) / NR;
-                    int slices = rowBlockCount < 4 * threads && (m % mc != 0 || rowBlockCount % threads != 0)
-                            && (long) m * n * k >= MIN_SPLIT_WORK ? Math.max(1, Math.min(threads, panels / 2)) : 1;
-                    Parallel.forEach(threads, rowBlockCount * slices, (t, worker) -> {
-                        int r = t / slices;
-                        int slice = t % slices;
-                        rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), r, r + 1,
-                                panels * slice / slices * NR, Math.min(nc, panels * (slice + 1) / slices * NR),
-                                GemmWorkspace.current().a(aSize));
-                    });
-                } else {
-                    // Too few rows to share (a decode step's single token): split the column panels.
-                    int panels = (nc + NR - 1) / NR;
-                    int tasks = Math.min(panels, 4 * threads);
-                    Parallel.forEach(threads, tasks, (t, worker) -> rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc,
-                            blocking.nb(), 0, rowBlockCount, (int) ((long) panels * t / tasks) * NR,
-                            Math.min(nc, (int) ((long) panels * (t + 1) / tasks) * NR), GemmWorkspace.current().a(aSize)));
-                }
+                // Tasks of one row block each, cut into column slices (one per thread) when the
+                // row blocks have unequal rows or are too few to come out even, so the threads
+                // finish together; or, with too few rows to share (a decode step's single token),
+                // tasks of all row blocks over a slice of the column panels each. Not for
+                // products too small to be worth more helpers.
+                int panels = (nc + NR - 1) / NR;
+                boolean uneven = rowBlockCount < 4 * threads && (m % mc != 0 || rowBlockCount % threads != 0)
+                        && (long) m * n * k >= MIN_SPLIT_WORK;
+                int rowTasks = splitColumns ? 1 : rowBlockCount;
+                int slices = splitColumns ? Math.min(panels, 4 * threads)
+                        : uneven ? Math.max(1, Math.min(threads, panels / 2)) : 1;
+                Parallel.forEach(threads, rowTasks * slices, (t, worker) -> {
+                    int r = t / slices;
+                    int slice = t % slices;
+                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), splitColumns ? 0 : r,
+                            splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
+                            Math.min(nc, (int) ((long) panels * (slice + 1) / slices) * NR),
+                            GemmWorkspace.current().a(aSize));
+                });
             }
         }
     }
