@@ -52,6 +52,23 @@ class EdgeCaseTest {
     }
 
     @Test
+    void noQueryHeadsGivesAnEmptyResult() {
+        // Zero query heads over two key/value heads: 0 is a multiple of 2, so the shapes are valid
+        // and the result is empty, with or without weights, from tensors and from a cache.
+        Tensor q = Tensor.zeros(2, 0, 3, 8), k = Tensor.zeros(2, 2, 5, 8), v = Tensor.zeros(2, 2, 5, 4);
+        for (int threads = 1; threads <= 2; threads++) {
+            ScaledDotProductAttention sdpa = ScaledDotProductAttention.builder().threads(threads).build();
+            assertArrayEquals(new int[]{2, 0, 3, 4}, sdpa.attend(q, k, v, AttentionMask.causal()).shape());
+            AttentionOutput both = sdpa.attendWithWeights(q, k, v, AttentionMask.none());
+            assertArrayEquals(new int[]{2, 0, 3, 4}, both.output().shape());
+            assertArrayEquals(new int[]{2, 0, 3, 5}, both.weights().shape());
+            KvCache cache = KvCache.create(2, 2, 8, 4);
+            cache.append(k, Tensor.zeros(2, 2, 5, 8));
+            assertArrayEquals(new int[]{2, 0, 3, 8}, sdpa.attend(q, cache, AttentionMask.causal()).shape());
+        }
+    }
+
+    @Test
     void headWidthOneAndSingleTokens() {
         SplittableRandom random = new SplittableRandom(3);
         Tensor q = uniform(random, 2, 3, 1, 1), k = uniform(random, 2, 3, 1, 1), v = uniform(random, 2, 3, 1, 1);

@@ -100,8 +100,8 @@ public final class AttentionKernel {
         }
         int groups = k.heads();
         int sources = q.batch() * groups;
-        if (sources == 0) {
-            return;
+        if (sources == 0 || q.heads() == 0) {
+            return;     // nothing to attend, or no query heads (any number of key/value heads divides 0)
         }
         int chunks = weights == null ? chunksPerSource(sources, threads, foldedQueryTiles(q, groups)) : 0;
         if (chunks > 0) {
@@ -227,7 +227,7 @@ public final class AttentionKernel {
             throw invalid("out", "the batch, heads and length of q",
                     out.batch() + "/" + out.heads() + "/" + out.length());
         }
-        if (sources.length > 0) {
+        if (sources.length > 0 && q.heads() > 0) {
             run(q, sources, kvHeads, out, mask, 0, scores, null, threads);
         }
     }
