@@ -2,6 +2,8 @@ package io.github.attn4j;
 
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
 import java.util.function.Supplier;
 
@@ -164,6 +166,60 @@ class ArgumentFuzzTest {
                 x.dim(count(r));
                 return x.reshape(count(r), count(r));
             }, null);
+        });
+    }
+
+    /** {@code n} values, or none when {@code n} is negative (an array of the wrong length). */
+    private static float[] values(SplittableRandom r, int n) {
+        return RandomTensors.uniformArray(r, Math.max(n, 0));
+    }
+
+    /** {@code right} most of the time, otherwise a wrong count. */
+    private static int sometimes(SplittableRandom r, int right) {
+        return r.nextInt(3) == 0 ? count(r) : right;
+    }
+
+    @Test
+    void builderOptionsAndWeightImportsReturnOrReject() {
+        qt().withExamples(200).forAll(longs().all()).checkAssert(seed -> {
+            SplittableRandom r = new SplittableRandom(seed);
+            int e = 8 * r.nextInt(1, 3), h = r.nextBoolean() ? 2 : 1, b = r.nextInt(0, 3), l = r.nextInt(0, 4);
+            int[] shape = {b, l, e};
+            call("pytorchWeights", () -> MultiHeadAttention.builder(e, h)
+                    .pytorchWeights(values(r, sometimes(r, 3 * e * e)), r.nextBoolean() ? null : values(r, sometimes(r, 3 * e)),
+                            values(r, sometimes(r, e * e)), r.nextBoolean() ? null : values(r, sometimes(r, e)))
+                    .build().forward(tensor(r, b, l, e), AttentionMask.causal()), shape);
+            call("interleavedQkvWeights", () -> MultiHeadAttention.builder(e, h).kvHeads(r.nextBoolean() ? h : 1)
+                    .interleavedQkvWeights(values(r, sometimes(r, 3 * e * e)), null, values(r, sometimes(r, e * e)), null)
+                    .build().forward(tensor(r, b, l, e), AttentionMask.none()), shape);
+            call("weights from segments", () -> {
+                Precision format = Precision.values()[r.nextInt(4)];
+                int bytes = format == Precision.F32 ? 4 : 2;
+                MemorySegment[] w = new MemorySegment[4];
+                for (int i = 0; i < 4; i++) {
+                    w[i] = Arena.ofAuto().allocate(Math.max(0, sometimes(r, e * e)) * (long) bytes);
+                }
+                return MultiHeadAttention.builder(e, h).weights(format, w[0], w[1], w[2], w[3]).build()
+                        .forward(tensor(r, b, l, e), AttentionMask.none());
+            }, shape);
+            call("options", () -> MultiHeadAttention.builder(e, h)
+                    .weightPrecision(Precision.values()[r.nextInt(4)])
+                    .sinks(r.nextBoolean() ? null : values(r, sometimes(r, h)))
+                    .softcap(r.nextInt(3) == 0 ? -1f : r.nextInt(3))
+                    .scale(r.nextInt(3) == 0 ? Float.NaN : 0.5f)
+                    .rotary(r.nextBoolean() ? null : RotaryEmbedding.of(sometimes(r, e / h), r.nextBoolean() ? 10000 : -1))
+                    .qkNorm(values(r, sometimes(r, e / h)), values(r, sometimes(r, e / h)), r.nextBoolean() ? 1e-6f : -1f)
+                    .seed(seed).build().forward(tensor(r, b, l, e), AttentionMask.causal()), shape);
+            call("rotary apply", () -> {
+                int[][] positions = new int[Math.max(0, sometimes(r, b))][];
+                for (int i = 0; i < positions.length; i++) {
+                    positions[i] = new int[Math.max(0, sometimes(r, l))];
+                    for (int t = 0; t < positions[i].length; t++) {
+                        positions[i][t] = r.nextInt(-1, 9);
+                    }
+                }
+                return RotaryEmbedding.of(sometimes(r, 4), 10000).apply(tensor(r, b, h, l, 4), r.nextBoolean() ? null : positions);
+            }, new int[]{b, h, l, 4});
         });
     }
 }
