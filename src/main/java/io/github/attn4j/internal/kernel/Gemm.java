@@ -272,7 +272,15 @@ public final class Gemm {
                 : ws.b(Math.min(kcMax, k) * Kernels.roundUp(Math.min(blocking.nc(), n), NR));
         PackedMatrix half = packed != null && packed.format() != PackedMatrix.Format.F32 ? packed : null;
         int rowBlockCount = (m - 1) / mc + 1;
-        boolean splitColumns = rowBlockCount < threads && (long) m * n * k >= MIN_SPLIT_WORK;
+        // On several threads: tasks of one row block each, cut into column slices (one per thread)
+        // when the row blocks have unequal rows or are too few to come out even, so the threads
+        // finish together; or, with too few rows to share (a decode step's single token), tasks
+        // of all row blocks over a slice of the column panels each. Not for products too small
+        // to be worth more helpers.
+        boolean worthSlices = (long) m * n * k >= MIN_SPLIT_WORK;
+        boolean splitColumns = rowBlockCount < threads && worthSlices;
+        boolean uneven = rowBlockCount < 4 * threads && (m % mc != 0 || rowBlockCount % threads != 0) && worthSlices;
+        int rowTasks = splitColumns ? 1 : rowBlockCount;
         for (int jc = 0; jc < n; jc += blocking.nc()) {
             int nc = Math.min(blocking.nc(), n - jc);
             for (int pc = 0; pc < k; pc += kcMax) {
@@ -290,15 +298,7 @@ public final class Gemm {
                     continue;
                 }
                 BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
-                // Tasks of one row block each, cut into column slices (one per thread) when the
-                // row blocks have unequal rows or are too few to come out even, so the threads
-                // finish together; or, with too few rows to share (a decode step's single token),
-                // tasks of all row blocks over a slice of the column panels each. Not for
-                // products too small to be worth more helpers.
                 int panels = (nc + NR - 1) / NR;
-                boolean uneven = rowBlockCount < 4 * threads && (m % mc != 0 || rowBlockCount % threads != 0)
-                        && (long) m * n * k >= MIN_SPLIT_WORK;
-                int rowTasks = splitColumns ? 1 : rowBlockCount;
                 int slices = splitColumns ? Math.min(panels, 4 * threads)
                         : uneven ? Math.max(1, Math.min(threads, panels / 2)) : 1;
                 Parallel.forEach(threads, rowTasks * slices, (t, worker) -> {
