@@ -67,14 +67,12 @@ public final class KeyValuePanels extends KeyValueSource {
         if (needed > capacity) {
             grow(grownCapacity(needed, capacity));
         }
-        float[] kd = k.data();
-        for (int t = 0; t < count; t++) {
+        // One transpose per panel the new keys reach (the first may be partly filled already).
+        for (int t = 0; t < count; ) {
             int j = keys + t;
-            int src = k.at(b, t, g);
-            int dst = keyIndex(j, 0);
-            for (int c = 0; c < d; c++) {
-                keyPanels[dst + c * NR] = kd[src + c];
-            }
+            int n = Math.min(count - t, NR - j % NR);
+            Kernels.ROWS.transposeToPanel(k.data(), k.at(b, t, g), k.rowStride(), n, d, keyPanels, keyIndex(j, 0));
+            t += n;
         }
         float[] vd = v.data();
         for (int t = 0; t < count; t++) {

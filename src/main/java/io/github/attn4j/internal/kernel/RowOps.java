@@ -82,4 +82,12 @@ interface RowOps {
      * whether every value copied is finite: {@link #anyNonFinite} in the same pass as the copy.
      */
     boolean copyFinite(float[] src, int from, float[] dst, int to, int n);
+
+    /**
+     * {@code dst[to + c * NR + t] = src[from + t * stride + c]} for {@code t < count},
+     * {@code c < d} ({@link Kernels#NR}): {@code count <= NR} keys of width {@code d}, each a line
+     * of the source, into consecutive columns of a key panel ({@link KeyValueSource#keyIndex}).
+     * Copies exactly; {@code src} and {@code dst} must not overlap.
+     */
+    void transposeToPanel(float[] src, int from, int stride, int count, int d, float[] dst, int to);
 }

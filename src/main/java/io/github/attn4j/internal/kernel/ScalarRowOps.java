@@ -116,4 +116,14 @@ final class ScalarRowOps implements RowOps {
         }
         return finite;
     }
+
+    @Override
+    public void transposeToPanel(float[] src, int from, int stride, int count, int d, float[] dst, int to) {
+        for (int t = 0; t < count; t++) {
+            int line = from + t * stride;
+            for (int c = 0; c < d; c++) {
+                dst[to + c * Kernels.NR + t] = src[line + c];
+            }
+        }
+    }
 }

@@ -45,6 +45,7 @@ final class VectorRowOps implements RowOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
     private static final int L = Vectors.LANES;
     private static final float NEG_INF = Float.NEGATIVE_INFINITY;
+    private static final RowOps SCALAR = new ScalarRowOps();
 
     @Override
     public float expShiftSum(float[] x, int off, int n, float shift) {
@@ -298,5 +299,31 @@ final class VectorRowOps implements RowOps {
         for (; j < n; j++) {
             s[off + j] = Math.fma(-slope, Math.abs((float) center - (float) j), s[off + j]);
         }
+    }
+
+    /**
+     * Blocks of 16 lines by 16 columns in registers ({@link VectorTranspose}) when the species has
+     * 16 lanes, and the columns and lines left over (or all of them, with fewer lanes) by scalar
+     * copies.
+     */
+    @Override
+    public void transposeToPanel(float[] src, int from, int stride, int count, int d, float[] dst, int to) {
+        int t = 0;
+        if (VectorTranspose.AVAILABLE) {
+            int nr = Kernels.NR;
+            for (; t <= count - 16; t += 16) {
+                int line = from + t * stride;
+                int c = 0;
+                for (; c <= d - 16; c += 16) {
+                    VectorTranspose.block(src, line + c, stride, dst, to + c * nr + t);
+                }
+                for (; c < d; c++) {
+                    for (int i = 0; i < 16; i++) {
+                        dst[to + c * nr + t + i] = src[line + i * stride + c];
+                    }
+                }
+            }
+        }
+        SCALAR.transposeToPanel(src, from + t * stride, stride, count - t, d, dst, to + t);
     }
 }
