@@ -53,7 +53,6 @@ final class AttentionTile {
         int rows = tile.rows();
         int keys = kv.length();
         int dvPad = kv.dvPad;
-        float[] s = ws.scores;
         float[] o = ws.acc;
         boolean capped = scores.softcap() > 0f;
         float capLog2 = scores.softcap() * ExpFloat.LOG2E;
@@ -80,68 +79,88 @@ final class AttentionTile {
         int first = Math.max(from, firstKey / NR * NR);
         int end = Math.min(to, endKey);
         boolean transforms = mask.hasTransforms();
-        // Tiles end at multiples of BK (a source's value chunks), so a first tile that starts
-        // between two, under a sliding window, is shorter.
-        for (int j0 = first, nk; j0 < end; j0 += nk) {
-            nk = Math.min(BK - j0 % BK, end - j0);
-            if (tile.allMasked(mask, j0, j0 + nk)) {
-                continue;
-            }
-            // Keys each MR-row block may attend: on a causal diagonal tile the early blocks stop sooner.
-            int[] blockKeys = ws.blockKeys;
-            boolean any = false;
-            for (int ir = 0; ir < rows; ir += MR) {
-                int last = 0;
-                for (int r = ir; r < Math.min(rows, ir + MR); r++) {
-                    last = Math.max(last, rowEnd[r] - j0);
-                }
-                blockKeys[ir / MR] = Math.min(nk, last);
-                any |= last > 0;
-            }
-            if (!any) {
-                continue;
-            }
-            kv.scores(ws.query, rows, j0, nk, blockKeys, s, ws.keys);
-            boolean transformed = transforms && !tile.keepsAllKeys(mask, j0, j0 + nk);
-            // Rows [runStart, runEnd) cover the whole tile and wait for one exponential pass.
-            int runStart = 0;
-            int runEnd = 0;
-            for (int r = 0; r < rows; r++) {
-                int off = r * BK;
-                int hi = Math.max(0, Math.min(nk, rowEnd[r] - j0));
-                int lo = Math.min(hi, Math.max(0, rowStart[r] - j0));
-                // Keys outside the row's range get weight 0 (its block may still read them); a row
-                // whose range covers the tile, the common case, skips both calls.
-                if (lo > 0) {
-                    Arrays.fill(s, off, off + lo, 0f);
-                }
-                if (hi < nk) {
-                    Arrays.fill(s, off + hi, off + nk, 0f);
-                }
-                int n = hi - lo;
-                if (n == 0) {
+        int[] blockKeys = ws.blockKeys;
+        // With one row block (a decode step's query rows), the scores of up to AHEAD key tiles are
+        // computed before the softmax and value product of any of them: key panels are then read
+        // as one stream and value panels as another, instead of switching between the two every
+        // tile, which cost the prefetchers up to a third of the time when the panels came from
+        // memory (jmh/README.md, "Keys ahead of values"). Each tile's arithmetic is unchanged.
+        int ahead = rows <= MR ? TileState.AHEAD : 1;
+        for (int next = first; next < end; ) {
+            int count = 0;
+            // Tiles end at multiples of BK (a source's value chunks), so a first tile that starts
+            // between two, under a sliding window, is shorter.
+            for (int j0 = next, nk; j0 < end && count < ahead; j0 += nk, next = j0) {
+                nk = Math.min(BK - j0 % BK, end - j0);
+                if (tile.allMasked(mask, j0, j0 + nk)) {
                     continue;
                 }
-                int at = off + lo;
-                if (capped) {
-                    Kernels.ROWS.softcap(s, at, n, capLog2);
-                }
-                if (transformed) {
-                    mask.transform(s, at, n, tile.maskRow(), tile.head(r), tile.token(r), j0 + lo, ExpFloat.LOG2E);
-                }
-                if (n == nk) {
-                    if (runEnd != r) {
-                        exp2Rows(s, nk, runStart, runEnd, ws, dvPad);
-                        runStart = r;
+                // Keys each MR-row block may attend: on a causal diagonal tile the early blocks stop sooner.
+                boolean any = false;
+                for (int ir = 0; ir < rows; ir += MR) {
+                    int last = 0;
+                    for (int r = ir; r < Math.min(rows, ir + MR); r++) {
+                        last = Math.max(last, rowEnd[r] - j0);
                     }
-                    runEnd = r + 1;
-                } else if (Kernels.ROWS.exp2ShiftAccumulateRows(s, lo, BK, n, r, r + 1, ws.rowMax, LAZY_MAX,
-                        ws.rowSum) == r) {
-                    settleRow(s, lo, n, r, ws, dvPad);
+                    blockKeys[ir / MR] = Math.min(nk, last);
+                    any |= last > 0;
                 }
+                if (!any) {
+                    continue;
+                }
+                kv.scores(ws.query, rows, j0, nk, blockKeys, ws.scoreTile(count), ws.keys);
+                ws.aheadStart[count] = j0;
+                ws.aheadKeys[count] = nk;
+                ws.aheadBlockKeys[count] = blockKeys[0];
+                count++;
             }
-            exp2Rows(s, nk, runStart, runEnd, ws, dvPad);
-            multiplyValues(kv, ws.values, s, 0, BK, rows, j0, nk, blockKeys, o);
+            for (int t = 0; t < count; t++) {
+                float[] s = ws.scoreTile(t);
+                int j0 = ws.aheadStart[t];
+                int nk = ws.aheadKeys[t];
+                // (With several row blocks there is one tile at a time, its entries all still there.)
+                blockKeys[0] = ws.aheadBlockKeys[t];
+                boolean transformed = transforms && !tile.keepsAllKeys(mask, j0, j0 + nk);
+                // Rows [runStart, runEnd) cover the whole tile and wait for one exponential pass.
+                int runStart = 0;
+                int runEnd = 0;
+                for (int r = 0; r < rows; r++) {
+                    int off = r * BK;
+                    int hi = Math.max(0, Math.min(nk, rowEnd[r] - j0));
+                    int lo = Math.min(hi, Math.max(0, rowStart[r] - j0));
+                    // Keys outside the row's range get weight 0 (its block may still read them); a row
+                    // whose range covers the tile, the common case, skips both calls.
+                    if (lo > 0) {
+                        Arrays.fill(s, off, off + lo, 0f);
+                    }
+                    if (hi < nk) {
+                        Arrays.fill(s, off + hi, off + nk, 0f);
+                    }
+                    int n = hi - lo;
+                    if (n == 0) {
+                        continue;
+                    }
+                    int at = off + lo;
+                    if (capped) {
+                        Kernels.ROWS.softcap(s, at, n, capLog2);
+                    }
+                    if (transformed) {
+                        mask.transform(s, at, n, tile.maskRow(), tile.head(r), tile.token(r), j0 + lo, ExpFloat.LOG2E);
+                    }
+                    if (n == nk) {
+                        if (runEnd != r) {
+                            exp2Rows(s, nk, runStart, runEnd, ws, dvPad);
+                            runStart = r;
+                        }
+                        runEnd = r + 1;
+                    } else if (Kernels.ROWS.exp2ShiftAccumulateRows(s, lo, BK, n, r, r + 1, ws.rowMax, LAZY_MAX,
+                            ws.rowSum) == r) {
+                        settleRow(s, lo, n, r, ws, dvPad);
+                    }
+                }
+                exp2Rows(s, nk, runStart, runEnd, ws, dvPad);
+                multiplyValues(kv, ws.values, s, 0, BK, rows, j0, nk, blockKeys, o);
+            }
         }
     }
 

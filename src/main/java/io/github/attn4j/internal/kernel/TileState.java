@@ -12,6 +12,14 @@ import static io.github.attn4j.internal.kernel.Kernels.MR;
 final class TileState {
     /** Partial sums per row of the online softmax ({@link RowOps#exp2ShiftAccumulateRows}). */
     static final int SUM_LANES = Kernels.ROWS.sumLanes();
+    /**
+     * Key tiles whose scores {@link AttentionTile#online} computes ahead of their softmax when a
+     * query tile has one row block (at most MR rows: a decode step's rows per key/value head):
+     * 2048 keys, a decode split ({@link AttentionKernel#SPLIT}). Reading keys and values in runs
+     * of 8 tiles instead of 1 took 0.75x the time from memory, 16 tiles 0.74x, all of them 0.72x
+     * (jmh/README.md, "Keys ahead of values").
+     */
+    static final int AHEAD = 16;
 
     final float[] query;
     /** Keys each MR-row block of the current key tile may attend. */
@@ -30,6 +38,12 @@ final class TileState {
     final KeyValueSource.Tile values = new KeyValueSource.Tile();
     /** The rows of the tile this worker is on. */
     final TileRows tile = new TileRows();
+    /** First key, key count and {@code blockKeys[0]} of each tile whose scores were computed ahead. */
+    final int[] aheadStart = new int[AHEAD];
+    final int[] aheadKeys = new int[AHEAD];
+    final int[] aheadBlockKeys = new int[AHEAD];
+    /** Score tiles 1 to AHEAD - 1 (tile 0 is {@link #scores}), MR rows each, made when first used. */
+    private final float[][] aheadScores = new float[AHEAD][];
 
     private final int d;
     private final int dvPad;
@@ -45,6 +59,22 @@ final class TileState {
     /** Whether this state serves tiles of key width {@code d} and padded value width {@code dvPad}. */
     boolean fits(int d, int dvPad, boolean online) {
         return this.d == d && this.dvPad == dvPad && (!online || scores.length > 0);
+    }
+
+    /**
+     * The score tile for the {@code t}-th tile computed ahead: {@link #scores} for the first, an
+     * MR-row tile for the others (so at most {@code (AHEAD - 1) * MR * BK} floats more, 90 KiB
+     * with twelve-row blocks).
+     */
+    float[] scoreTile(int t) {
+        if (t == 0) {
+            return scores;
+        }
+        float[] s = aheadScores[t];
+        if (s == null) {
+            aheadScores[t] = s = new float[MR * BK];
+        }
+        return s;
     }
 
     /** Row r's softmax sum: its partial sums added in index order. */
