@@ -80,12 +80,14 @@ final class AttentionTile {
         int end = Math.min(to, endKey);
         boolean transforms = mask.hasTransforms();
         int[] blockKeys = ws.blockKeys;
-        // With one row block (a decode step's query rows), the scores of up to AHEAD key tiles are
-        // computed before the softmax and value product of any of them: key panels are then read
-        // as one stream and value panels as another, instead of switching between the two every
-        // tile, which cost the prefetchers up to a third of the time when the panels came from
-        // memory (jmh/README.md, "Keys ahead of values"). Each tile's arithmetic is unchanged.
-        int ahead = rows <= MR ? TileState.AHEAD : 1;
+        // With few rows (a decode step's query rows per key/value head), the scores of up to AHEAD
+        // key tiles are computed before the softmax and value product of any of them: key panels
+        // are then read as one stream and value panels as another, instead of switching between
+        // the two every tile, which cost the prefetchers up to a third of the time when the
+        // panels came from memory (jmh/README.md, "Keys ahead of values"). Each tile's arithmetic
+        // is unchanged.
+        int ahead = rows <= TileState.AHEAD_ROWS ? TileState.AHEAD : 1;
+        int rowBlocks = (rows + MR - 1) / MR;
         for (int next = first; next < end; ) {
             int count = 0;
             // Tiles end at multiples of BK (a source's value chunks), so a first tile that starts
@@ -111,15 +113,14 @@ final class AttentionTile {
                 kv.scores(ws.query, rows, j0, nk, blockKeys, ws.scoreTile(count), ws.keys);
                 ws.aheadStart[count] = j0;
                 ws.aheadKeys[count] = nk;
-                ws.aheadBlockKeys[count] = blockKeys[0];
+                System.arraycopy(blockKeys, 0, ws.aheadBlockKeys, count * blockKeys.length, rowBlocks);
                 count++;
             }
             for (int t = 0; t < count; t++) {
                 float[] s = ws.scoreTile(t);
                 int j0 = ws.aheadStart[t];
                 int nk = ws.aheadKeys[t];
-                // (With several row blocks there is one tile at a time, its entries all still there.)
-                blockKeys[0] = ws.aheadBlockKeys[t];
+                System.arraycopy(ws.aheadBlockKeys, t * blockKeys.length, blockKeys, 0, rowBlocks);
                 boolean transformed = transforms && !tile.keepsAllKeys(mask, j0, j0 + nk);
                 // Rows [runStart, runEnd) cover the whole tile and wait for one exponential pass.
                 int runStart = 0;

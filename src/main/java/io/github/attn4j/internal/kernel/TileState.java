@@ -14,12 +14,17 @@ final class TileState {
     static final int SUM_LANES = Kernels.ROWS.sumLanes();
     /**
      * Key tiles whose scores {@link AttentionTile#online} computes ahead of their softmax when a
-     * query tile has one row block (at most MR rows: a decode step's rows per key/value head):
-     * 2048 keys, a decode split ({@link AttentionKernel#SPLIT}). Reading keys and values in runs
-     * of 8 tiles instead of 1 took 0.75x the time from memory, 16 tiles 0.74x, all of them 0.72x
-     * (jmh/README.md, "Keys ahead of values").
+     * query tile has at most {@link #AHEAD_ROWS} rows: 2048 keys, a decode split
+     * ({@link AttentionKernel#SPLIT}). Reading keys and values in runs of 8 tiles instead of 1
+     * took 0.75x the time from memory, 16 tiles 0.74x, all of them 0.72x (jmh/README.md, "Keys
+     * ahead of values").
      */
     static final int AHEAD = 16;
+    /**
+     * Most rows of a query tile whose key tiles are scored ahead: a decode step's query rows per
+     * key/value head (4 for Llama 3 8B, 7 for Qwen 2.5 7B, 8 for Llama 3 70B), whatever MR is.
+     */
+    static final int AHEAD_ROWS = 16;
 
     final float[] query;
     /** Keys each MR-row block of the current key tile may attend. */
@@ -38,11 +43,11 @@ final class TileState {
     final KeyValueSource.Tile values = new KeyValueSource.Tile();
     /** The rows of the tile this worker is on. */
     final TileRows tile = new TileRows();
-    /** First key, key count and {@code blockKeys[0]} of each tile whose scores were computed ahead. */
+    /** First key, key count and {@link #blockKeys} of each tile whose scores were computed ahead. */
     final int[] aheadStart = new int[AHEAD];
     final int[] aheadKeys = new int[AHEAD];
-    final int[] aheadBlockKeys = new int[AHEAD];
-    /** Score tiles 1 to AHEAD - 1 (tile 0 is {@link #scores}), MR rows each, made when first used. */
+    final int[] aheadBlockKeys = new int[AHEAD * (BQ / MR)];
+    /** Score tiles 1 to AHEAD - 1 (tile 0 is {@link #scores}), AHEAD_ROWS rows each, made when first used. */
     private final float[][] aheadScores = new float[AHEAD][];
 
     private final int d;
@@ -63,8 +68,8 @@ final class TileState {
 
     /**
      * The score tile for the {@code t}-th tile computed ahead: {@link #scores} for the first, an
-     * MR-row tile for the others (so at most {@code (AHEAD - 1) * MR * BK} floats more, 90 KiB
-     * with twelve-row blocks).
+     * {@link #AHEAD_ROWS}-row tile for the others (so at most {@code (AHEAD - 1) * AHEAD_ROWS * BK}
+     * floats more per worker, 120 KiB).
      */
     float[] scoreTile(int t) {
         if (t == 0) {
@@ -72,7 +77,7 @@ final class TileState {
         }
         float[] s = aheadScores[t];
         if (s == null) {
-            aheadScores[t] = s = new float[MR * BK];
+            aheadScores[t] = s = new float[AHEAD_ROWS * BK];
         }
         return s;
     }
