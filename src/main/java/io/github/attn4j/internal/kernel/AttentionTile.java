@@ -21,7 +21,10 @@ import static io.github.attn4j.internal.kernel.TileState.SUM_LANES;
  *       {@link AttentionKernel#BK} outside every row's key range are never computed; each score
  *       tile becomes weights {@code 2^(s - m)} against a running row maximum {@code m} that is
  *       raised lazily (only when a tile exceeds it by more than {@link AttentionKernel#LAZY_MAX}),
- *       and {@code P V} is added to the accumulator.</li>
+ *       and {@code P V} is added to the accumulator. A tile of at most
+ *       {@link TileState#AHEAD_ROWS} rows (a decode step's) has the scores of up to
+ *       {@link TileState#AHEAD} key tiles computed before their softmax and values, so keys and
+ *       values stream from memory in runs.</li>
  *   <li><b>materialized</b> ({@link #materialized}): the full score rows of one head go into the
  *       caller's weights, are normalized in place and multiplied by V.</li>
  * </ul>
