@@ -162,12 +162,11 @@ final class VectorDecodeBlocks {
         FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
         FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
         FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
-        for (int p0 = 0; p0 < kc; p0 += block) {
-            int si = st + p0 / block * NR;
+        int bi = bt;
+        for (int p0 = 0, si = st; p0 < kc; p0 += block, si += NR) {
             FloatVector s0 = FloatVector.fromArray(S, scales, si);
             FloatVector s1 = FloatVector.fromArray(S, scales, si + L);
-            for (int p = p0, p1 = Math.min(kc, p0 + block); p < p1; p++) {
-                int bi = bt + p * NR;
+            for (int p = p0, p1 = Math.min(kc, p0 + block); p < p1; p++, bi += NR) {
                 FloatVector b0 = VectorWiden.low(b, bi).mul(s0);
                 FloatVector b1 = VectorWiden.high(b, bi).mul(s1);
                 FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
