@@ -317,11 +317,7 @@ final class VectorRowOps implements RowOps {
                 for (; c <= d - 16; c += 16) {
                     VectorTranspose.block(src, line + c, stride, dst, to + c * nr + t);
                 }
-                for (; c < d; c++) {
-                    for (int i = 0; i < 16; i++) {
-                        dst[to + c * nr + t + i] = src[line + i * stride + c];
-                    }
-                }
+                SCALAR.transposeToPanel(src, line + c, stride, 16, d - c, dst, to + c * nr + t);
             }
         }
         SCALAR.transposeToPanel(src, from + t * stride, stride, count - t, d, dst, to + t);
