@@ -21,11 +21,14 @@ import static org.quicktheories.generators.SourceDSL.longs;
  * (the gap past each row and the rows past them hold NaN and must not reach C), a narrow last
  * panel, one or two rows over whole groups of panels and a rest (the one- and two-row loops
  * and the 4-row loop in one product), with and without
- * accumulation, F16 and BF16 bits of every kind (NaN, infinities, subnormals included) and INT8
+ * accumulation, values of A of every kind, F16 and BF16 bits of every kind (NaN, infinities, subnormals included) and INT8
  * scales of every kind.
  */
 class DecodeProductsTest {
     private static final DecodeOps SCALAR = new ScalarDecodeOps();
+    /** A values for the half products: large, huge, subnormal, signed zero, infinities, NaN. */
+    private static final float[] SPECIAL_A = {0x1p16f, -0x1p16f, 3e38f, Float.MIN_VALUE, -1e-40f, -0f,
+            Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN};
     private static final float[] SPECIAL_SCALES = {0f, Float.MIN_VALUE, 1e-40f, Float.MAX_VALUE, Float.POSITIVE_INFINITY, Float.NaN};
 
     /** One product's shape: depth, panels, rows, last panel width, whether C is added to, offsets and strides. */
@@ -52,6 +55,17 @@ class DecodeProductsTest {
                 }
             }
             return a;
+        }
+
+        /** In one example of three, up to three values of each row of A replaced by {@link #SPECIAL_A} values. */
+        void specialA(SplittableRandom random, float[] a) {
+            if (random.nextInt(3) == 0) {
+                for (int i = 0; i < mr; i++) {
+                    for (int k = random.nextInt(4); k > 0; k--) {
+                        a[aOff + i * lda + random.nextInt(kc)] = SPECIAL_A[random.nextInt(SPECIAL_A.length)];
+                    }
+                }
+            }
         }
 
         float[] c(SplittableRandom random) {
@@ -122,6 +136,7 @@ class DecodeProductsTest {
                 }
             }
             float[] a = shape.a(random);
+            shape.specialA(random, a);
             float[] expected = shape.c(random);
             float[] actual = expected.clone(), scalar = expected.clone();
             float[] panel = new float[kc * NR];
@@ -168,6 +183,7 @@ class DecodeProductsTest {
                 scales[i] = scale(random);
             }
             float[] a = shape.a(random);
+            shape.specialA(random, a);
             float[] expected = shape.c(random);
             float[] actual = expected.clone(), scalar = expected.clone();
             float[] panel = new float[kc * NR];
