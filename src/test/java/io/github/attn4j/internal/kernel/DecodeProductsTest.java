@@ -21,12 +21,12 @@ import static org.quicktheories.generators.SourceDSL.longs;
  * (the gap past each row and the rows past them hold NaN and must not reach C), a narrow last
  * panel, one or two rows over whole groups of panels and a rest (the one- and two-row loops
  * and the 4-row loop in one product), with and without
- * accumulation, values of A of every kind, F16 and BF16 bits of every kind (NaN, infinities, subnormals included) and INT8
- * scales of every kind.
+ * accumulation, values of A of every kind, F16 and BF16 bits of every kind (NaN, infinities,
+ * subnormals included) and INT8 scales of every kind.
  */
 class DecodeProductsTest {
     private static final DecodeOps SCALAR = new ScalarDecodeOps();
-    /** A values for the half products: large, huge, subnormal, signed zero, infinities, NaN. */
+    /** Values of A mixed into the ordinary ones: large, huge, subnormal, signed zero, infinities, NaN. */
     private static final float[] SPECIAL_A = {0x1p16f, -0x1p16f, 3e38f, Float.MIN_VALUE, -1e-40f, -0f,
             Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN};
     private static final float[] SPECIAL_SCALES = {0f, Float.MIN_VALUE, 1e-40f, Float.MAX_VALUE, Float.POSITIVE_INFINITY, Float.NaN};
@@ -103,6 +103,7 @@ class DecodeProductsTest {
                 b[i] = random.nextInt(50) == 0 ? special[random.nextInt(special.length)] : RandomTensors.uniformValue(random);
             }
             float[] a = shape.a(random);
+            shape.specialA(random, a);
             float[] expected = shape.c(random);
             float[] actual = expected.clone(), scalar = expected.clone();
             for (int t = 0; t < shape.panels(); t++) {
