@@ -45,7 +45,10 @@ class DecodeProductsTest {
                     panels * NR + random.nextInt(5));
         }
 
-        /** A row-major, rows lda apart; the gaps past kc, the rows past mr (up to MR of them) and the rest NaN. */
+        /**
+         * A row-major, rows lda apart; the gaps past kc, the rows past mr (up to MR of them) and the
+         * rest NaN. In one example of three, up to three values of each row are {@link #SPECIAL_A} values.
+         */
         float[] a(SplittableRandom random) {
             float[] a = new float[aOff + MR * lda + 3];
             Arrays.fill(a, Float.NaN);
@@ -54,11 +57,6 @@ class DecodeProductsTest {
                     a[aOff + i * lda + p] = RandomTensors.uniformValue(random);
                 }
             }
-            return a;
-        }
-
-        /** In one example of three, up to three values of each row of A replaced by {@link #SPECIAL_A} values. */
-        void specialA(SplittableRandom random, float[] a) {
             if (random.nextInt(3) == 0) {
                 for (int i = 0; i < mr; i++) {
                     for (int k = random.nextInt(4); k > 0; k--) {
@@ -66,6 +64,7 @@ class DecodeProductsTest {
                     }
                 }
             }
+            return a;
         }
 
         float[] c(SplittableRandom random) {
@@ -103,7 +102,6 @@ class DecodeProductsTest {
                 b[i] = random.nextInt(50) == 0 ? special[random.nextInt(special.length)] : RandomTensors.uniformValue(random);
             }
             float[] a = shape.a(random);
-            shape.specialA(random, a);
             float[] expected = shape.c(random);
             float[] actual = expected.clone(), scalar = expected.clone();
             for (int t = 0; t < shape.panels(); t++) {
@@ -137,7 +135,6 @@ class DecodeProductsTest {
                 }
             }
             float[] a = shape.a(random);
-            shape.specialA(random, a);
             float[] expected = shape.c(random);
             float[] actual = expected.clone(), scalar = expected.clone();
             float[] panel = new float[kc * NR];
@@ -184,7 +181,6 @@ class DecodeProductsTest {
                 scales[i] = scale(random);
             }
             float[] a = shape.a(random);
-            shape.specialA(random, a);
             float[] expected = shape.c(random);
             float[] actual = expected.clone(), scalar = expected.clone();
             float[] panel = new float[kc * NR];
