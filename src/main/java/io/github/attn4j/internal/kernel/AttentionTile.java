@@ -206,14 +206,17 @@ final class AttentionTile {
      * Raises row r's maximum {@code m} where needed for its {@code n} scores at {@code s[at]}, and
      * returns it: when the row has none yet or a score exceeds it by more than
      * {@link AttentionKernel#LAZY_MAX}, {@code m} becomes the scores' maximum if larger, and the
-     * row's accumulator and partial sums are scaled by {@code 2^(old m - m)}. A NaN score is not
-     * seen here; its weight is NaN and spreads to the row.
+     * row's accumulator and partial sums are scaled by {@code 2^(old m - m)}. The maximum leaves
+     * NaN scores out (their weights are NaN and spread to the row), unless the tile holds nothing
+     * else: then it is NaN, and so are the row's weights.
      */
     private static float raiseMax(float[] s, int at, int n, int r, TileState ws, int dvPad) {
         float oldMax = ws.rowMax[r];
         float newMax = oldMax;
         if (oldMax == Float.NEGATIVE_INFINITY || Kernels.ROWS.anyAbove(s, at, n, oldMax + LAZY_MAX)) {
-            newMax = Math.max(oldMax, Kernels.ROWS.max(s, at, n));
+            float tileMax = Kernels.ROWS.maxIgnoringNaN(s, at, n);
+            // Scores all NaN or -Infinity: Math.max's rules make the maximum NaN, and the row's weights with it.
+            newMax = Math.max(oldMax, tileMax == Float.NEGATIVE_INFINITY ? Kernels.ROWS.max(s, at, n) : tileMax);
         }
         if (newMax != oldMax && oldMax != Float.NEGATIVE_INFINITY) {
             float correction = ExpFloat.exp2(oldMax - newMax);

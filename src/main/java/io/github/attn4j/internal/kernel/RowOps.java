@@ -43,6 +43,14 @@ interface RowOps {
     /** Maximum of {@code x[off..off+n)}, NaN if one is NaN; {@code -Infinity} when {@code n == 0}. */
     float max(float[] x, int off, int n);
 
+    /**
+     * Maximum of the elements of {@code x[off..off+n)} that are not NaN, {@code +0} when it is a
+     * zero of either sign, {@code -Infinity} when there is none. Cheaper than {@link #max}: a
+     * compare and a blend per vector, no NaN rules; the online softmax takes a row's maximum with
+     * it and falls back to {@link #max} only when it returns {@code -Infinity}.
+     */
+    float maxIgnoringNaN(float[] x, int off, int n);
+
     /** Multiplies {@code x[off..off+n)} by {@code factor}. */
     default void scale(float[] x, int off, int n, float factor) {
         scaleInto(x, off, n, factor, x, off);

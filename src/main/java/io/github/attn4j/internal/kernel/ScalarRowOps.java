@@ -60,6 +60,17 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
+    public float maxIgnoringNaN(float[] x, int off, int n) {
+        float max = NEG_INF;
+        for (int j = off; j < off + n; j++) {
+            if (x[j] > max) {
+                max = x[j];
+            }
+        }
+        return max + 0f;
+    }
+
+    @Override
     public void scaleInto(float[] x, int off, int n, float factor, float[] dst, int dstOff) {
         for (int j = 0; j < n; j++) {
             dst[dstOff + j] = x[off + j] * factor;

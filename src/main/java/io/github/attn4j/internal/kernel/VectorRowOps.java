@@ -153,6 +153,32 @@ final class VectorRowOps implements RowOps {
         return m.reduceLanes(VectorOperators.MAX);
     }
 
+    /**
+     * Lane-wise compare and blend (NaN is never greater), then the lanes' maximum as integers:
+     * with the magnitude bits of negative floats flipped, signed integer order is the order of
+     * the floats that are not NaN, so the reduction is one integer {@code MAX} instead of the
+     * float {@code MAX}'s NaN and signed-zero handling at every step. Adding {@code +0} turns a
+     * {@code -0} result into {@code +0}, as the scalar path does.
+     */
+    @Override
+    public float maxIgnoringNaN(float[] x, int off, int n) {
+        FloatVector m = FloatVector.broadcast(S, NEG_INF);
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector v = FloatVector.fromArray(S, x, off + j);
+            m = m.blend(v, v.compare(VectorOperators.GT, m));
+        }
+        if (j < n) {
+            VectorMask<Float> tail = S.indexInRange(j, n);
+            FloatVector v = FloatVector.fromArray(S, x, off + j, tail);
+            m = m.blend(v, v.compare(VectorOperators.GT, m, tail));
+        }
+        IntVector bits = (IntVector) m.reinterpretAsInts();
+        int key = bits.lanewise(VectorOperators.XOR, bits.lanewise(VectorOperators.ASHR, 31).and(0x7fffffff))
+                .reduceLanes(VectorOperators.MAX);
+        return Float.intBitsToFloat(key ^ ((key >> 31) & 0x7fffffff)) + 0f;
+    }
+
     @Override
     public boolean anyAbove(float[] x, int off, int n, float bound) {
         FloatVector b = FloatVector.broadcast(S, bound);

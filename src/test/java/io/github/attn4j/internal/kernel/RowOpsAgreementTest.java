@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *       one lane of the vector forms, and scaling, {@code fma} bias, the ALiBi distance bias and
  *       masking are single IEEE operations per element. Elements
  *       outside {@code [off, off + n)} are never written.</li>
- *   <li>{@link RowOps#max}, {@link RowOps#anyAbove}, {@link RowOps#anyNonFinite} and
+ *   <li>{@link RowOps#max}, {@link RowOps#maxIgnoringNaN}, {@link RowOps#anyAbove}, {@link RowOps#anyNonFinite} and
  *       {@link RowOps#copyFinite} (which also copies exactly) return identical results: the
  *       maximum of the same values is exact in any order ({@code Math.max} is commutative and
  *       associative, NaN and signed zeros included).</li>
@@ -89,6 +89,47 @@ class RowOpsAgreementTest {
             }
         }
     }
+
+    /**
+     * {@link RowOps#maxIgnoringNaN} on both paths against the definition: the largest value that
+     * is not NaN, taken over the row sorted as doubles, {@code +0} for a zero of either sign,
+     * {@code -Infinity} when every element is NaN or the row is empty.
+     */
+    @Test
+    void maximaIgnoringNaNAgreeWithTheDefinition() {
+        RowOps vector = vector();
+        SplittableRandom random = new SplittableRandom(0x5EED7L);
+        for (int n : lengths(random)) {
+            for (int rep = 0; rep < 4; rep++) {
+                Row r = row(random, n, 1000, rep == 3 ? 0.9 : specialRate(random));
+                if (rep == 2) {
+                    // Only NaN, signed zeros and -Infinity: the result must be +0 or -Infinity.
+                    for (int j = 0; j < n; j++) {
+                        r.data()[r.off() + j] = SPECIALS_NO_NUMBER[random.nextInt(SPECIALS_NO_NUMBER.length)];
+                    }
+                }
+                double[] numbers = new double[n];
+                int count = 0;
+                for (int j = 0; j < n; j++) {
+                    float v = r.data()[r.off() + j];
+                    if (!Float.isNaN(v)) {
+                        numbers[count++] = v;
+                    }
+                }
+                Arrays.sort(numbers, 0, count);
+                float expected = count == 0 ? Float.NEGATIVE_INFINITY
+                        : numbers[count - 1] == 0 ? 0f : (float) numbers[count - 1];
+                String what = "maxIgnoringNaN n=" + n + " off=" + r.off() + " rep=" + rep;
+                float[] xs = r.copy(), xv = r.copy();
+                assertSameBits(expected, scalar.maxIgnoringNaN(xs, r.off(), n), what + " (scalar)");
+                assertSameBits(expected, vector.maxIgnoringNaN(xv, r.off(), n), what + " (vector)");
+                assertSameBits(r.data(), xs, what + " (scalar left the row alone)");
+                assertSameBits(r.data(), xv, what + " (vector left the row alone)");
+            }
+        }
+    }
+
+    private static final float[] SPECIALS_NO_NUMBER = {Float.NaN, -0f, 0f, Float.NEGATIVE_INFINITY, Float.NaN};
 
     @Test
     void predicatesAgree() {
