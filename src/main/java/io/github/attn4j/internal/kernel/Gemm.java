@@ -52,9 +52,14 @@ public final class Gemm {
     /**
      * Multiply-adds below which a product is not split by columns, neither when it has too few
      * rows to share nor to even out its row blocks: waking a pool thread costs tens of
-     * microseconds, more than a single token's projection at small widths takes.
+     * microseconds, about what a single token's projection at the smallest widths takes. At
+     * 2^18 the projections of a decode step at E = 64 (393 and 262 thousand multiply-adds) were
+     * split too, and its steps took 1.05 to 1.15x the time; at 2^19 (against 2^22 before, with
+     * the prepacked tasks below) a one-token forward on two threads at E = 896 (Qwen 2.5 0.5B's
+     * width) took 0.64 to 0.80x the time, at E = 512 0.74 to 0.83x (jmh/README.md, "Decode
+     * projections on every thread").
      */
-    private static final long MIN_SPLIT_WORK = 1L << 22;
+    private static final long MIN_SPLIT_WORK = 1L << 19;
 
     private Gemm() {
     }
@@ -283,6 +288,29 @@ public final class Gemm {
         int rowTasks = splitColumns ? 1 : rowBlockCount;
         for (int jc = 0; jc < n; jc += blocking.nc()) {
             int nc = Math.min(blocking.nc(), n - jc);
+            int panels = (nc + NR - 1) / NR;
+            int slices = splitColumns ? Math.min(panels, 4 * threads)
+                    : uneven ? Math.max(1, Math.min(threads, panels / 2)) : 1;
+            if (threads > 1 && packed != null) {
+                // B packed beforehand (a module's weights): each task keeps its rows and columns
+                // through every K block, so the threads meet once per column block, not once per
+                // K block. Each element still takes the K blocks in order: the same bits.
+                int jcBlock = jc;
+                Parallel.forEach(threads, rowTasks * slices, (t, worker) -> {
+                    int r = t / slices;
+                    int slice = t % slices;
+                    GemmWorkspace own = GemmWorkspace.current();
+                    for (int pc = 0; pc < k; pc += kcMax) {
+                        int kc = Math.min(kcMax, k - pc);
+                        BlockOfB block = own.block().set(bBuf, half, packed.blockOffset(pc, kc, jcBlock), pc, kc, jcBlock,
+                                accumulate || pc > 0);
+                        rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), splitColumns ? 0 : r,
+                                splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
+                                Math.min(nc, (int) ((long) panels * (slice + 1) / slices) * NR), own.a(aSize));
+                    }
+                });
+                continue;
+            }
             for (int pc = 0; pc < k; pc += kcMax) {
                 int kc = Math.min(kcMax, k - pc);
                 int bOff = 0;
@@ -298,9 +326,6 @@ public final class Gemm {
                     continue;
                 }
                 BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
-                int panels = (nc + NR - 1) / NR;
-                int slices = splitColumns ? Math.min(panels, 4 * threads)
-                        : uneven ? Math.max(1, Math.min(threads, panels / 2)) : 1;
                 Parallel.forEach(threads, rowTasks * slices, (t, worker) -> {
                     int r = t / slices;
                     int slice = t % slices;

@@ -192,6 +192,33 @@ class GemmTest {
         }
     }
 
+    /**
+     * Prepacked B over several K blocks on several threads, where each task keeps its rows and
+     * columns through every K block: one row split by columns, 40 rows in uneven row blocks cut
+     * into column slices, 150 rows over two column blocks; with and without accumulation into C.
+     * The bits of one thread and of the unpacked product, within the float bound of the exact one.
+     */
+    @Test
+    void prepackedProductsOverSeveralKBlocksGiveTheSameBitsOnAnyThreadCount() {
+        int[][] shapes = {{1, 700, 1100}, {40, 300, 1100}, {150, 2100, 600}};
+        for (int[] s : shapes) {
+            for (boolean accumulate : new boolean[]{false, true}) {
+                GemmCase t = new GemmCase(s[0], s[1], s[2], false, true, 1, accumulate, 13);
+                PackedMatrix packed = Gemm.pack(t.b());
+                String what = Arrays.toString(s) + (accumulate ? ", accumulating" : "");
+                float[] one = t.c();
+                Gemm.multiply(t.a(), packed, one, t.cOffset(), t.ldc(), accumulate, 1);
+                t.assertMatchesReference(t.c(), one);
+                assertArrayEquals(run(t, false, DEFAULT), one, 0f, what + " against the unpacked product");
+                for (int threads : new int[]{2, 3, 8}) {
+                    float[] c = t.c();
+                    Gemm.multiply(t.a(), packed, c, t.cOffset(), t.ldc(), accumulate, threads);
+                    assertArrayEquals(one, c, 0f, what + ", " + threads + " threads");
+                }
+            }
+        }
+    }
+
     @Test
     void unevenRowBlocksCutIntoColumnSlicesGiveTheSameBitsOnAnyThreadCount() {
         // 128 rows on two threads: row blocks of 72 and 56 rows, each cut in two column slices;
