@@ -56,6 +56,18 @@ public final class AttentionKernel {
      * count an int can hold, and rescaling of the accumulator becomes rare.
      */
     static final float LAZY_MAX = 8f;
+    /**
+     * Multiply-adds (query rows times keys times {@code d + dv}, whatever the mask skips) below
+     * which a call runs on the calling thread alone: a second thread costs a few tens of
+     * microseconds (a helper to hand the tasks to, and the keys and values a task reads from the
+     * other core's cache), more than it saves on less. Decode steps of 32 query heads over 8
+     * key/value heads of 128 ({@code 2^21} at 256 cached tokens) took 1.10 to 1.6x the one-thread
+     * time on two threads up to 128 tokens and 0.97x at 256 (jmh/README.md, "Lingering helpers").
+     * Which threads run the tasks never changes a bit. System property
+     * {@code attn4j.attentionSplitWork} sets another bound (the forced-path test runs set 0, so
+     * that their small shapes still run on every thread count they ask for).
+     */
+    static final long MIN_SPLIT_WORK = Math.max(0L, Long.getLong("attn4j.attentionSplitWork", 1L << 21));
 
     private AttentionKernel() {
     }
@@ -103,6 +115,7 @@ public final class AttentionKernel {
         if (sources == 0 || q.heads() == 0) {
             return;     // nothing to attend, or no query heads (any number of key/value heads divides 0)
         }
+        threads = worthThreads((double) q.batch() * q.heads() * q.length() * k.length() * (k.width() + v.width()), threads);
         int chunks = weights == null ? chunksPerSource(sources, threads, foldedQueryTiles(q, groups)) : 0;
         if (chunks > 0) {
             packedInTask(q, k, v, out, mask, firstBatch, scores, threads, sources, chunks);
@@ -228,8 +241,18 @@ public final class AttentionKernel {
                     out.batch() + "/" + out.heads() + "/" + out.length());
         }
         if (sources.length > 0 && q.heads() > 0) {
-            run(q, sources, kvHeads, out, mask, 0, scores, null, threads);
+            double keys = 0;
+            for (KeyValueSource p : sources) {
+                keys += p.length();
+            }
+            double work = keys * (q.heads() / kvHeads) * q.length() * (q.width() + out.width());
+            run(q, sources, kvHeads, out, mask, 0, scores, null, worthThreads(work, threads));
         }
+    }
+
+    /** {@code threads}, or 1 for a call of fewer than {@link #MIN_SPLIT_WORK} multiply-adds. */
+    static int worthThreads(double work, int threads) {
+        return work < MIN_SPLIT_WORK ? 1 : threads;
     }
 
     /**

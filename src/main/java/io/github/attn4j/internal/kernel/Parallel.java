@@ -1,5 +1,6 @@
 package io.github.attn4j.internal.kernel;
 
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -21,6 +22,16 @@ import java.util.concurrent.locks.LockSupport;
  * A helper announces itself ({@code pending}) before it claims a task, so when the caller has
  * claimed past the last task and sees no helper announced, none can still run one; a helper that
  * starts later claims nothing and leaves.
+ *
+ * <p>A pool thread that has run out of tasks lingers: it spins for {@link Helpers#LINGER_NANOS}
+ * (system property {@code attn4j.lingerMicros}, default 100; 0 turns lingering off) waiting for
+ * the next call's tasks before it parks, so calls in quick succession (the projections and
+ * attention of a decode step, layer after layer) hand their tasks over without waking a parked
+ * thread. Waking one costs the caller 7 to 22 µs in the wake-up system call on the development
+ * VM, and the helper as long again to start; a decode step over a short cache spent more in that
+ * than its second thread saved (jmh/README.md, "Lingering helpers"). At most
+ * {@code availableProcessors - 1} pool threads linger at once, so spinning never takes a core
+ * from a caller.
  */
 public final class Parallel {
     /** Spins of the waiting caller before it parks: the last tasks are often about to end. */
@@ -56,8 +67,7 @@ public final class Parallel {
         }
         Job job = new Job(tasks, body, Thread.currentThread());
         for (int w = 1; w < workers; w++) {
-            int worker = w;
-            Pool.POOL.execute(() -> job.help(worker));
+            Helpers.hand(job, w);
         }
         try {
             for (int t = job.next.getAndIncrement(); t < tasks; t = job.next.getAndIncrement()) {
@@ -91,24 +101,26 @@ public final class Parallel {
             this.caller = caller;
         }
 
-        /** A pool thread's part: claims and runs tasks until none is left. */
-        void help(int worker) {
-            while (true) {
-                pending.incrementAndGet();
-                int t = next.getAndIncrement();
+        /**
+         * A pool thread's part: claims and runs tasks until none is left, and returns whether the
+         * thread lingers for the next call ({@link Helpers#lingerNext}). That is decided before
+         * the helper lowers {@code pending}: once the caller sees it leave, a lingering helper is
+         * already on offer to the caller's next call.
+         */
+        boolean help(int worker) {
+            pending.incrementAndGet();
+            for (int t = next.getAndIncrement(); t < tasks; t = next.getAndIncrement()) {
                 try {
-                    if (t >= tasks) {
-                        return;
-                    }
                     body.run(t, worker);
                 } catch (RuntimeException | Error e) {
                     fail(e);
-                } finally {
-                    if (pending.decrementAndGet() == 0 && next.get() >= tasks) {
-                        LockSupport.unpark(caller);
-                    }
                 }
             }
+            boolean lingers = Helpers.lingerNext();
+            if (pending.decrementAndGet() == 0) {
+                LockSupport.unpark(caller);
+            }
+            return lingers;
         }
 
         /** Keeps the first failure and lets no further task start. */
@@ -130,6 +142,77 @@ public final class Parallel {
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * The hand-over between calls and pool threads. {@code AVAILABLE} counts the lingering
+     * threads that no call has claimed: a call claims one by lowering it, then queues a ticket
+     * that one of the lingering threads takes; a lingering thread leaves only by lowering it
+     * itself, so every queued ticket keeps a thread that will take it. With none on offer, the
+     * call submits a task to the pool, which wakes a parked thread.
+     */
+    static final class Helpers {
+        /** How long a pool thread out of tasks spins for another call's before it parks. */
+        static final long LINGER_NANOS = Math.max(0L, Long.getLong("attn4j.lingerMicros", 100L)) * 1000L;
+        /** Pool threads that may linger at once: one core stays free for each caller. */
+        private static final int MAX_LINGERING = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+        private static final AtomicInteger LINGERING = new AtomicInteger();
+        private static final AtomicInteger AVAILABLE = new AtomicInteger();
+        private static final ConcurrentLinkedQueue<Ticket> TICKETS = new ConcurrentLinkedQueue<>();
+
+        /** Worker {@code worker} of {@code job}, for a lingering thread to run. */
+        private record Ticket(Job job, int worker) {
+        }
+
+        private Helpers() {
+        }
+
+        /** Has worker {@code worker} of {@code job} run by a lingering thread, or else by a pool thread. */
+        static void hand(Job job, int worker) {
+            for (int a = AVAILABLE.get(); a > 0; a = AVAILABLE.get()) {
+                if (AVAILABLE.compareAndSet(a, a - 1)) {
+                    TICKETS.offer(new Ticket(job, worker));
+                    return;
+                }
+            }
+            Pool.POOL.execute(() -> serve(job, worker));
+        }
+
+        /** Whether a helper out of tasks lingers: lingering is on and fewer than the most threads linger. */
+        static boolean lingerNext() {
+            if (LINGER_NANOS == 0) {
+                return false;
+            }
+            for (int n = LINGERING.get(); n < MAX_LINGERING; n = LINGERING.get()) {
+                if (LINGERING.compareAndSet(n, n + 1)) {
+                    AVAILABLE.incrementAndGet();
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** A pool thread's body: its worker of {@code job}, then the tickets it takes while it lingers. */
+        private static void serve(Job job, int worker) {
+            boolean lingers = job.help(worker);
+            while (lingers) {
+                long deadline = System.nanoTime() + LINGER_NANOS;
+                Ticket ticket;
+                while ((ticket = TICKETS.poll()) == null) {
+                    if (System.nanoTime() - deadline > 0) {
+                        int a = AVAILABLE.get();
+                        if (a > 0 && AVAILABLE.compareAndSet(a, a - 1)) {
+                            LINGERING.decrementAndGet();
+                            return;
+                        }
+                        // Every lingering thread is claimed: a ticket is on its way.
+                    }
+                    Thread.onSpinWait();
+                }
+                LINGERING.decrementAndGet();
+                lingers = ticket.job.help(ticket.worker);
             }
         }
     }

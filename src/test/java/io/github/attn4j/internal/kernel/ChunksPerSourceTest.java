@@ -4,7 +4,10 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** How the attention kernel shares out sources of several query tiles: values worked out by hand from the rule. */
+/**
+ * How the attention kernel shares out its work: sources of several query tiles, values worked out
+ * by hand from the rule, and calls too small for more than the calling thread.
+ */
 class ChunksPerSourceTest {
     @Test
     void oneThreadTakesEachSourceWhole() {
@@ -33,5 +36,17 @@ class ChunksPerSourceTest {
         assertEquals(0, AttentionKernel.chunksPerSource(3, 2, 3));
         assertEquals(0, AttentionKernel.chunksPerSource(1, 8, 20));     // 8 chunks of 2 or 3 tiles
         assertEquals(0, AttentionKernel.chunksPerSource(5, 2, 1));      // one query tile: split keys instead
+    }
+
+    @Test
+    void callsBelowTheSplitWorkRunOnTheCallingThread() {
+        long bound = AttentionKernel.MIN_SPLIT_WORK;
+        if (bound > 0) {
+            assertEquals(1, AttentionKernel.worthThreads(bound - 1, 4));
+            assertEquals(1, AttentionKernel.worthThreads(0, 2));
+        }
+        assertEquals(4, AttentionKernel.worthThreads(bound, 4));
+        assertEquals(2, AttentionKernel.worthThreads(Math.max(bound, 1) * 1e9, 2));
+        assertEquals(1, AttentionKernel.worthThreads(Math.max(bound, 1) * 1e9, 1));
     }
 }

@@ -117,6 +117,52 @@ class ParallelTest {
         assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
     }
 
+    /**
+     * More callers than cores, each making short calls in quick succession: tasks go to lingering
+     * pool threads through the hand-over queue as often as to woken ones. Every task of every
+     * call runs once, and no worker index runs two tasks at once.
+     */
+    @Test
+    void manyCallersInQuickSuccessionRunEveryTaskOnce() throws Exception {
+        AtomicInteger clashes = new AtomicInteger();
+        AtomicInteger missed = new AtomicInteger();
+        Runnable calls = () -> {
+            for (int round = 0; round < 600; round++) {
+                int threads = 2 + round % 3;
+                int tasks = 1 + round % 12;
+                AtomicIntegerArray busy = new AtomicIntegerArray(threads);
+                AtomicIntegerArray runs = new AtomicIntegerArray(tasks);
+                Parallel.forEach(threads, tasks, (t, w) -> {
+                    if (!busy.compareAndSet(w, 0, 1)) {
+                        clashes.incrementAndGet();
+                    }
+                    long end = System.nanoTime() + 500L * (t % 4);
+                    while (System.nanoTime() < end) {
+                        Thread.onSpinWait();
+                    }
+                    busy.set(w, 0);
+                    runs.incrementAndGet(t);
+                });
+                for (int t = 0; t < tasks; t++) {
+                    if (runs.get(t) != 1) {
+                        missed.incrementAndGet();
+                    }
+                }
+            }
+        };
+        Thread[] others = new Thread[3];
+        for (int i = 0; i < others.length; i++) {
+            others[i] = new Thread(calls);
+            others[i].start();
+        }
+        calls.run();
+        for (Thread other : others) {
+            other.join();
+        }
+        assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
+        assertEquals(0, missed.get(), "tasks that did not run exactly once");
+    }
+
     @Test
     void keepsTheCallersInterruptStatusAndStillWaits() {
         AtomicIntegerArray ended = new AtomicIntegerArray(6);
