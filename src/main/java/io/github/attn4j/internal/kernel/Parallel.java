@@ -23,9 +23,10 @@ import java.util.concurrent.locks.LockSupport;
  * claimed past the last task and sees no helper announced, none can still run one; a helper that
  * starts later claims nothing and leaves.
  *
- * <p>A pool thread that has run out of tasks lingers: it spins for {@link Helpers#LINGER_NANOS}
- * (system property {@code attn4j.lingerMicros}, default 100; 0 turns lingering off) waiting for
- * the next call's tasks before it parks, so calls in quick succession (the projections and
+ * <p>A pool thread that has run out of the tasks of a short call (under
+ * {@link Helpers#SHORT_CALL_NANOS}) lingers: it spins for {@link Helpers#LINGER_NANOS} (system
+ * property {@code attn4j.lingerMicros}, default 100; 0 turns lingering off) waiting for the next
+ * call's tasks before it parks, so short calls in quick succession (the projections and
  * attention of a decode step, layer after layer) hand their tasks over without waking a parked
  * thread. Waking one costs the caller 7 to 22 µs in the wake-up system call on the development
  * VM, and the helper as long again to start; a decode step over a short cache spent more in that
@@ -94,6 +95,7 @@ public final class Parallel {
         final int tasks;
         final Body body;
         final Thread caller;
+        final long start = System.nanoTime();
 
         Job(int tasks, Body body, Thread caller) {
             this.tasks = tasks;
@@ -116,7 +118,7 @@ public final class Parallel {
                     fail(e);
                 }
             }
-            boolean lingers = Helpers.lingerNext();
+            boolean lingers = Helpers.lingerNext(System.nanoTime() - start);
             if (pending.decrementAndGet() == 0) {
                 LockSupport.unpark(caller);
             }
@@ -156,8 +158,14 @@ public final class Parallel {
     static final class Helpers {
         /** How long a pool thread out of tasks spins for another call's before it parks. */
         static final long LINGER_NANOS = Math.max(0L, Long.getLong("attn4j.lingerMicros", 100L)) * 1000L;
-        /** Pool threads that may linger at once: one core stays free for each caller. */
-        private static final int MAX_LINGERING = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+        /**
+         * Only helpers of calls shorter than this linger. Against a longer call a wake-up is a
+         * few percent, and two-thread forwards of 4 to 40 ms whose helpers lingered after every
+         * call took 1 to 8% longer on the development VM (jmh/README.md, "Lingering helpers").
+         */
+        static final long SHORT_CALL_NANOS = 500_000L;
+        /** Pool threads that may linger at once: a core stays free for the caller (none linger on one core). */
+        private static final int MAX_LINGERING = Math.max(0, Runtime.getRuntime().availableProcessors() - 1);
         private static final AtomicInteger LINGERING = new AtomicInteger();
         private static final AtomicInteger AVAILABLE = new AtomicInteger();
         private static final ConcurrentLinkedQueue<Ticket> TICKETS = new ConcurrentLinkedQueue<>();
@@ -180,9 +188,13 @@ public final class Parallel {
             Pool.POOL.execute(() -> serve(job, worker));
         }
 
-        /** Whether a helper out of tasks lingers: lingering is on and fewer than the most threads linger. */
-        static boolean lingerNext() {
-            if (LINGER_NANOS == 0) {
+        /**
+         * Whether a helper out of tasks of a call that has run {@code elapsed} nanoseconds
+         * lingers: lingering is on, the call was shorter than {@link #SHORT_CALL_NANOS}, and
+         * fewer than the most threads linger.
+         */
+        static boolean lingerNext(long elapsed) {
+            if (LINGER_NANOS == 0 || elapsed >= SHORT_CALL_NANOS) {
                 return false;
             }
             for (int n = LINGERING.get(); n < MAX_LINGERING; n = LINGERING.get()) {
