@@ -88,33 +88,10 @@ class ParallelTest {
     @Test
     void callsInARowNeverShareAWorkerIndexAtOnce() throws Exception {
         AtomicInteger clashes = new AtomicInteger();
-        Runnable calls = () -> {
-            for (int round = 0; round < 400; round++) {
-                int threads = 2 + round % 3;
-                int tasks = 1 + round % 9;
-                AtomicIntegerArray busy = new AtomicIntegerArray(threads);
-                AtomicIntegerArray runs = new AtomicIntegerArray(tasks);
-                Parallel.forEach(threads, tasks, (t, w) -> {
-                    if (!busy.compareAndSet(w, 0, 1)) {
-                        clashes.incrementAndGet();
-                    }
-                    long end = System.nanoTime() + 2_000L * (1 + t % 3);
-                    while (System.nanoTime() < end) {
-                        Thread.onSpinWait();
-                    }
-                    busy.set(w, 0);
-                    runs.incrementAndGet(t);
-                });
-                for (int t = 0; t < tasks; t++) {
-                    assertEquals(1, runs.get(t), "runs of task " + t + " in round " + round);
-                }
-            }
-        };
-        Thread other = new Thread(calls);
-        other.start();
-        calls.run();
-        other.join();
+        AtomicInteger missed = new AtomicInteger();
+        callsBackToBack(2, 400, 9, 2_000L, clashes, missed);
         assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
+        assertEquals(0, missed.get(), "tasks that did not run exactly once");
     }
 
     /**
@@ -126,17 +103,30 @@ class ParallelTest {
     void manyCallersInQuickSuccessionRunEveryTaskOnce() throws Exception {
         AtomicInteger clashes = new AtomicInteger();
         AtomicInteger missed = new AtomicInteger();
+        callsBackToBack(4, 600, 12, 250L, clashes, missed);
+        assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
+        assertEquals(0, missed.get(), "tasks that did not run exactly once");
+    }
+
+    /**
+     * {@code callers} threads, each making {@code rounds} calls back to back on 2 to 4 threads
+     * with 1 to {@code maxTasks} tasks that busy-wait {@code spinNanos} times 1 to 3: counts the
+     * tasks that started while another task of the same worker index ran, and the tasks that did
+     * not run exactly once (counted, not asserted, on the other callers' threads).
+     */
+    private static void callsBackToBack(int callers, int rounds, int maxTasks, long spinNanos, AtomicInteger clashes,
+                                        AtomicInteger missed) throws InterruptedException {
         Runnable calls = () -> {
-            for (int round = 0; round < 600; round++) {
+            for (int round = 0; round < rounds; round++) {
                 int threads = 2 + round % 3;
-                int tasks = 1 + round % 12;
+                int tasks = 1 + round % maxTasks;
                 AtomicIntegerArray busy = new AtomicIntegerArray(threads);
                 AtomicIntegerArray runs = new AtomicIntegerArray(tasks);
                 Parallel.forEach(threads, tasks, (t, w) -> {
                     if (!busy.compareAndSet(w, 0, 1)) {
                         clashes.incrementAndGet();
                     }
-                    long end = System.nanoTime() + 500L * (t % 4);
+                    long end = System.nanoTime() + spinNanos * (1 + t % 3);
                     while (System.nanoTime() < end) {
                         Thread.onSpinWait();
                     }
@@ -150,7 +140,7 @@ class ParallelTest {
                 }
             }
         };
-        Thread[] others = new Thread[3];
+        Thread[] others = new Thread[callers - 1];
         for (int i = 0; i < others.length; i++) {
             others[i] = new Thread(calls);
             others[i].start();
@@ -159,8 +149,6 @@ class ParallelTest {
         for (Thread other : others) {
             other.join();
         }
-        assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
-        assertEquals(0, missed.get(), "tasks that did not run exactly once");
     }
 
     @Test
