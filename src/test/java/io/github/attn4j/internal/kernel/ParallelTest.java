@@ -87,11 +87,7 @@ class ParallelTest {
      */
     @Test
     void callsInARowNeverShareAWorkerIndexAtOnce() throws Exception {
-        AtomicInteger clashes = new AtomicInteger();
-        AtomicInteger missed = new AtomicInteger();
-        callsBackToBack(2, 400, 9, 2_000L, clashes, missed);
-        assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
-        assertEquals(0, missed.get(), "tasks that did not run exactly once");
+        assertCallsBackToBack(2, 400, 9, 2_000L);
     }
 
     /**
@@ -101,21 +97,19 @@ class ParallelTest {
      */
     @Test
     void manyCallersInQuickSuccessionRunEveryTaskOnce() throws Exception {
-        AtomicInteger clashes = new AtomicInteger();
-        AtomicInteger missed = new AtomicInteger();
-        callsBackToBack(4, 600, 12, 250L, clashes, missed);
-        assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
-        assertEquals(0, missed.get(), "tasks that did not run exactly once");
+        assertCallsBackToBack(4, 600, 12, 250L);
     }
 
     /**
      * {@code callers} threads, each making {@code rounds} calls back to back on 2 to 4 threads
-     * with 1 to {@code maxTasks} tasks that busy-wait {@code spinNanos} times 1 to 3: counts the
-     * tasks that started while another task of the same worker index ran, and the tasks that did
-     * not run exactly once (counted, not asserted, on the other callers' threads).
+     * with 1 to {@code maxTasks} tasks that busy-wait {@code spinNanos} times 1 to 3: no task
+     * starts while another task of the same worker index runs, and every task runs exactly once
+     * (counted on every caller's thread, asserted here).
      */
-    private static void callsBackToBack(int callers, int rounds, int maxTasks, long spinNanos, AtomicInteger clashes,
-                                        AtomicInteger missed) throws InterruptedException {
+    private static void assertCallsBackToBack(int callers, int rounds, int maxTasks, long spinNanos)
+            throws InterruptedException {
+        AtomicInteger clashes = new AtomicInteger();
+        AtomicInteger missed = new AtomicInteger();
         Runnable calls = () -> {
             for (int round = 0; round < rounds; round++) {
                 int threads = 2 + round % 3;
@@ -149,6 +143,8 @@ class ParallelTest {
         for (Thread other : others) {
             other.join();
         }
+        assertEquals(0, clashes.get(), "tasks that ran beside another task of the same worker index");
+        assertEquals(0, missed.get(), "tasks that did not run exactly once");
     }
 
     @Test
