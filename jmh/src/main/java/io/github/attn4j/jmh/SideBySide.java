@@ -32,8 +32,10 @@ import java.util.stream.Stream;
  * whose speed drifts by more than the difference being measured (the shared development VM
  * drifts by 20 to 50% between JMH runs a few minutes apart). Each jar is loaded by a class loader
  * of its own, so each build has its own classes, static state and JIT-compiled code; the slices
- * run in the order A B B A A B B A ..., so both builds see the same drift, and the figure is the
- * median slice of each. This is not JMH: no forks and no blackholes (each call's result is kept
+ * run in the order A B B A A B B A ..., so both builds see the same drift; a slice's figure is its
+ * median call, and the printed figure the median slice of each. Give the library jars of the two
+ * builds (or two benchmark jars of this version of the tool): a benchmarks jar of an older build
+ * brings its own workloads, whose slices report their mean call. This is not JMH: no forks and no blackholes (each call's result is kept
  * in a field), and both builds share one heap and one JIT. Use it to decide between two builds,
  * and JMH for the figures themselves.
  *
@@ -95,7 +97,7 @@ public final class SideBySide {
         System.setProperty(OnnxAttentionSession.NO_SPIN, "true");
         double seconds = Double.parseDouble(args[2]);
         long slice = Long.parseLong(args[3]) * 1_000_000L;
-        System.out.printf("A = %s, B = %s; median ms per call over slices of %s ms%n", args[0], args[1], args[3]);
+        System.out.printf("A = %s, B = %s; median ms per call, median of slices of %s ms%n", args[0], args[1], args[3]);
         for (int w = 4; w < args.length; w++) {
             String spec = args[w];
             // "a|b": workload a on build A, b on build B (one jar twice: two settings of one build)
@@ -142,7 +144,7 @@ public final class SideBySide {
         System.setProperty(OnnxAttentionSession.NO_SPIN, "true");
         double seconds = Double.parseDouble(args[2]);
         long slice = Long.parseLong(args[3]) * 1_000_000L;
-        System.out.printf("A = %s alone; median ms per call over slices of %s ms%n", args[1], args[3]);
+        System.out.printf("A = %s alone; median ms per call, median of slices of %s ms%n", args[1], args[3]);
         for (int w = 4; w < args.length; w++) {
             for (int i = 0; i < 4; i++) {
                 run.invoke(null, args[w], slice);
@@ -161,22 +163,37 @@ public final class SideBySide {
     /** The workloads, loaded once per build; {@link #run} returns milliseconds per call. */
     public static final class Workloads {
         private static final Map<String, Runnable> MADE = new HashMap<>();
+        /** Each call's nanoseconds within a slice, reused. */
+        private static long[] times = new long[1024];
         /** The last result, kept so that no call is dead code. */
         static volatile Object sink;
 
         private Workloads() {
         }
 
-        /** Calls the workload {@code spec} for about {@code nanos} (at least once); milliseconds per call. */
+        /**
+         * Calls the workload {@code spec} for about {@code nanos} (at least once); the median
+         * call's milliseconds. A median rather than the mean: the development VM stalls now and
+         * then for up to a second, and in bad phases the means of 200-ms slices of a 0.27 ms call
+         * read 20 to 75 ms, on both builds alike (jmh/README.md, "Lingering helpers").
+         */
         public static double run(String spec, long nanos) {
             Runnable call = MADE.computeIfAbsent(spec, Workloads::make);
-            long t0 = System.nanoTime();
+            long[] t = times;
             int calls = 0;
+            long start = System.nanoTime();
+            long last = start;
             do {
                 call.run();
-                calls++;
-            } while (System.nanoTime() - t0 < nanos);
-            return (System.nanoTime() - t0) / 1e6 / calls;
+                long now = System.nanoTime();
+                if (calls == t.length) {
+                    t = times = Arrays.copyOf(t, 2 * calls);
+                }
+                t[calls++] = now - last;
+                last = now;
+            } while (last - start < nanos);
+            Arrays.sort(t, 0, calls);
+            return t[calls / 2] / 1e6;
         }
 
         private static Runnable make(String spec) {
