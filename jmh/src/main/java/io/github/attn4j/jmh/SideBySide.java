@@ -35,9 +35,9 @@ import java.util.stream.Stream;
  * run in the order A B B A A B B A ..., so both builds see the same drift; a slice's figure is its
  * median call, and the printed figure the median slice of each. Give the library jars of the two
  * builds (or two benchmark jars of this version of the tool): a benchmarks jar of an older build
- * brings its own workloads, whose slices report their mean call. This is not JMH: no forks and no blackholes (each call's result is kept
- * in a field), and both builds share one heap and one JIT. Use it to decide between two builds,
- * and JMH for the figures themselves.
+ * brings its own workloads, whose slices report their mean call. This is not JMH: no forks and no
+ * blackholes (each call's result is kept in a field), and both builds share one heap and one JIT.
+ * Use it to decide between two builds, and JMH for the figures themselves.
  *
  * <pre>
  * java --add-modules jdk.incubator.vector -cp target/benchmarks.jar io.github.attn4j.jmh.SideBySide \
