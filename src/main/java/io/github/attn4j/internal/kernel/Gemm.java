@@ -50,16 +50,24 @@ public final class Gemm {
     private static final int NR = Kernels.NR;
 
     /**
-     * Multiply-adds below which a product is not split by columns, neither when it has too few
-     * rows to share nor to even out its row blocks: waking a pool thread costs tens of
-     * microseconds, about what a single token's projection at the smallest widths takes. At
-     * 2^18 the projections of a decode step at E = 64 (393 and 262 thousand multiply-adds) were
-     * split too, and its steps took 1.05 to 1.15x the time; at 2^19 (against 2^22 before, with
-     * the prepacked tasks below) a one-token forward on two threads at E = 896 (Qwen 2.5 0.5B's
-     * width) took 0.64 to 0.80x the time, at E = 512 0.74 to 0.83x (jmh/README.md, "Decode
-     * projections on every thread").
+     * Work (multiply-adds, with {@link #FEW_ROWS}) below which a product is not split by columns,
+     * neither when it has too few rows to share nor to even out its row blocks: handing tasks to
+     * a pool thread costs microseconds when one is lingering and tens of them when it must be
+     * woken. At 2^19 (against 2^22 before, with the prepacked tasks below) a one-token forward
+     * on two threads at E = 896 (Qwen 2.5 0.5B's width) took 0.64 to 0.80x the time, at E = 512
+     * 0.74 to 0.83x (jmh/README.md, "Decode projections on every thread").
      */
     private static final long MIN_SPLIT_WORK = 1L << 19;
+    /**
+     * Rows a product of fewer rows counts as in {@link #MIN_SPLIT_WORK}: such a product reads
+     * every element of B for a handful of multiply-adds, and an element from L3 costs about as
+     * much as eight (the projections of a decode step at E = 64, 655 thousand multiply-adds over
+     * 2.6 MB of weights, took 35 µs on one Zen 5 core, 0.17 of the FMA ceiling). Counted by
+     * their rows alone, those projections (393 and 262 thousand multiply-adds) stayed on one
+     * thread; before pool threads lingered between short calls, splitting them made the steps
+     * 1.05 to 1.15x slower (jmh/README.md, "Decode projections: B's bytes count").
+     */
+    private static final int FEW_ROWS = 8;
 
     private Gemm() {
     }
@@ -282,7 +290,7 @@ public final class Gemm {
         // finish together; or, with too few rows to share (a decode step's single token), tasks
         // of all row blocks over a slice of the column panels each. Not for products too small
         // to be worth more helpers.
-        boolean worthSlices = (long) m * n * k >= MIN_SPLIT_WORK;
+        boolean worthSlices = (long) Math.max(m, FEW_ROWS) * n * k >= MIN_SPLIT_WORK;
         boolean splitColumns = rowBlockCount < threads && worthSlices;
         boolean uneven = rowBlockCount < 4 * threads && (m % mc != 0 || rowBlockCount % threads != 0) && worthSlices;
         int rowTasks = splitColumns ? 1 : rowBlockCount;

@@ -178,16 +178,22 @@ class GemmTest {
 
     @Test
     void fewRowsSplitByColumnsGiveTheSameBitsOnAnyThreadCount() {
-        for (int m : new int[]{1, 3, MR + 1}) {
-            GemmCase t = new GemmCase(m, 3000, 1500, false, true, 1, false, 11);   // m * n * k >= 2^22: split
-            PackedMatrix packed = Gemm.pack(t.b());
-            float[] one = t.c();
-            Gemm.multiply(t.a(), packed, one, t.cOffset(), t.ldc(), false, 1);
-            assertArrayEquals(run(t, false, DEFAULT), one, 0f, "m = " + m + " against the unpacked product");
-            for (int threads : new int[]{2, 8}) {
-                float[] c = t.c();
-                Gemm.multiply(t.a(), packed, c, t.cOffset(), t.ldc(), false, threads);
-                assertArrayEquals(one, c, 0f, "m = " + m + ", " + threads + " threads");
+        // n x k = 4.5 million: split by its multiply-adds alone; 300 x 280 (84 thousand): split
+        // because a product of fewer than eight rows counts as eight (Gemm.FEW_ROWS).
+        for (int[] nk : new int[][]{{3000, 1500}, {300, 280}}) {
+            for (int m : new int[]{1, 3, MR + 1}) {
+                GemmCase t = new GemmCase(m, nk[0], nk[1], false, true, 1, false, 11);
+                String what = "m = " + m + ", n = " + nk[0] + ", k = " + nk[1];
+                PackedMatrix packed = Gemm.pack(t.b());
+                float[] one = t.c();
+                Gemm.multiply(t.a(), packed, one, t.cOffset(), t.ldc(), false, 1);
+                t.assertMatchesReference(t.c(), one);
+                assertArrayEquals(run(t, false, DEFAULT), one, 0f, what + " against the unpacked product");
+                for (int threads : new int[]{2, 8}) {
+                    float[] c = t.c();
+                    Gemm.multiply(t.a(), packed, c, t.cOffset(), t.ldc(), false, threads);
+                    assertArrayEquals(one, c, 0f, what + ", " + threads + " threads");
+                }
             }
         }
     }
