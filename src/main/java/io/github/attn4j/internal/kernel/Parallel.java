@@ -17,8 +17,9 @@ import java.util.concurrent.locks.LockSupport;
  * larger request still runs, with fewer threads than asked).
  *
  * <p>The caller waits only for tasks that a helper has claimed, never for a helper to start: a
- * parked pool thread takes about 100 µs to wake on the development VM, and a call whose tasks
- * the caller finishes first used to wait that long for a helper that then found nothing to do.
+ * parked pool thread starts tens of microseconds after the call that wakes it (up to about 100
+ * µs measured on development VMs), and a call whose tasks the caller finishes first used to
+ * wait that long for a helper that then found nothing to do.
  * A helper announces itself ({@code pending}) before it claims a task, so when the caller has
  * claimed past the last task and sees no helper announced, none can still run one; a helper that
  * starts later claims nothing and leaves.
