@@ -58,16 +58,20 @@ public final class AttentionKernel {
     static final float LAZY_MAX = 8f;
     /**
      * Multiply-adds (query rows times keys times {@code d + dv}, whatever the mask skips) below
-     * which a call runs on the calling thread alone: a second thread costs a few tens of
-     * microseconds (a helper to hand the tasks to, and the keys and values a task reads from the
-     * other core's cache), more than it saves on less. Decode steps of 32 query heads over 8
-     * key/value heads of 128 ({@code 2^21} at 256 cached tokens) took 1.10 to 1.6x the one-thread
-     * time on two threads up to 128 tokens and 0.97x at 256 (jmh/README.md, "Lingering helpers").
-     * Which threads run the tasks never changes a bit. System property
-     * {@code attn4j.attentionSplitWork} sets another bound (the forced-path test runs set 0, so
-     * that their small shapes still run on every thread count they ask for).
+     * which a call runs on the calling thread alone: a second thread costs microseconds (a
+     * helper to hand the tasks to, and the keys and values a task reads from the other core's
+     * cache), more than it saves on less. At 2^21, decode steps of 32 query heads over 8
+     * key/value heads of 128 took 1.10 to 1.6x the one-thread time on two threads up to 128
+     * tokens and 0.97x at 256 (jmh/README.md, "Lingering helpers"); once their projections used
+     * both threads too (a helper then lingers as the attention starts), splitting from 2^20 took
+     * steps of 128 to 192 tokens to 0.85 to 0.95x the time, while an 8-head call of exactly 2^20
+     * (32 queries, head width 64) took 1.04 to 1.06x and one of 40 queries 0.78 to 0.94x
+     * (jmh/README.md, "Decode projections: B's bytes count"). Which threads run the tasks never
+     * changes a bit. System property {@code attn4j.attentionSplitWork} sets another bound (the
+     * forced-path test runs set 0, so that their small shapes still run on every thread count
+     * they ask for).
      */
-    static final long MIN_SPLIT_WORK = Math.max(0L, Long.getLong("attn4j.attentionSplitWork", 1L << 21));
+    static final long MIN_SPLIT_WORK = Math.max(0L, Long.getLong("attn4j.attentionSplitWork", 1L << 20));
 
     private AttentionKernel() {
     }
