@@ -8,6 +8,7 @@ import java.util.SplittableRandom;
 
 import static io.github.attn4j.RandomTensors.uniform;
 import static io.github.attn4j.RandomTensors.uniformArray;
+import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.KEY_LENGTHS;
 import static io.github.attn4j.ScaledDotProductAttentionPropertyTest.LENGTHS;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.integers;
@@ -27,7 +28,7 @@ class MultiHeadAttentionDecoderTest {
 
     @Test
     void moduleWithDecoderOptionsMatchesReference() {
-        qt().withExamples(80).forAll(LENGTHS, LENGTHS, integers().between(0, RandomMasks.KINDS - 1), longs().all())
+        qt().withExamples(80).forAll(LENGTHS, KEY_LENGTHS, integers().between(0, RandomMasks.KINDS - 1), longs().all())
                 .checkAssert(MultiHeadAttentionDecoderTest::check);
     }
 

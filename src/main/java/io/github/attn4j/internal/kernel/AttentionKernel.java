@@ -23,19 +23,20 @@ import java.util.Arrays;
 public final class AttentionKernel {
     /**
      * Query rows per tile: a multiple of every MR (4, 6 and 12). With twelve-row register blocks,
-     * 96-row tiles measured the same as 48 (within 4%, both ways, in SideBySide), and 48 keeps a
-     * tile's scores (BQ x BK floats, 24 KiB) within a 32 KiB L1.
+     * 96-row tiles measured the same as 48 (within 4%, both ways, in SideBySide), and so did 24
+     * (session 24), which halves the tile's footprint in L1.
      */
     static final int BQ = 48;
     /**
-     * Keys per tile, on every path: a multiple of every NR (8, 16, 32). It was {@code 4 * NR} (64
-     * keys on the 256-bit path); 128 halves the fixed costs per tile (the value product's loads
-     * and stores of the output rows, the tile loop's range and mask checks, the short exponential
-     * runs) and made the unmasked attention 1 to 16% faster on the 256-bit path at head widths 32
-     * and 64, L = 128 to 2048, with decode steps unchanged (jmh/README.md, "Attention core").
-     * The 512-bit path already used 128.
+     * Keys per tile, on every path: a multiple of every NR (8, 16, 32). Each step up halved the
+     * fixed costs per tile (the value product's loads and stores of the output rows, the tile
+     * loop's range and mask checks, the short exponential runs, the calls into the products):
+     * from 64 to 128 keys the unmasked attention took 1 to 16% less time on the 256-bit path
+     * (jmh/README.md, "Attention core"), from 128 to 256 1 to 3.5% less on the 512-bit path, and
+     * 5 to 7% less on two threads (jmh/README.md, "Key tiles of 256 keys"), although a tile's
+     * scores (BQ x BK floats, 48 KiB) and keys no longer fit in L1 beside each other.
      */
-    static final int BK = 128;
+    static final int BK = 256;
     /**
      * Sources per thread from which each source is one task on more than one thread, whatever
      * the remainder: the tasks claimed last then leave a thread idle for at most a small part of
@@ -48,8 +49,8 @@ public final class AttentionKernel {
      * so a chunk of four tiles pays at most about 12% more.
      */
     static final int MIN_CHUNK_TILES = 4;
-    /** Keys per split when a source has a single query tile (decoding). */
-    static final int SPLIT = 16 * BK;
+    /** Keys per split when a source has a single query tile (decoding): 2048, eight key tiles. */
+    static final int SPLIT = 8 * BK;
     /**
      * The running maximum of a row is raised only when a tile's maximum exceeds it by more than
      * this (base-2 units), so weights never exceed {@code 2^8}: far from overflow for any key

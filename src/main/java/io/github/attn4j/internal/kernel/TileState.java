@@ -14,12 +14,12 @@ final class TileState {
     static final int SUM_LANES = Kernels.ROWS.sumLanes();
     /**
      * Key tiles whose scores {@link AttentionTile#online} computes ahead of their softmax when a
-     * query tile has at most {@link #AHEAD_ROWS} rows: 2048 keys, a decode split
-     * ({@link AttentionKernel#SPLIT}). Reading keys and values in runs of 8 tiles instead of 1
-     * took 0.75x the time from memory, 16 tiles 0.74x, all of them 0.72x (jmh/README.md, "Keys
-     * ahead of values").
+     * query tile has at most {@link #AHEAD_ROWS} rows: a decode split
+     * ({@link AttentionKernel#SPLIT}, 2048 keys). Reading keys and values in runs of 8 tiles of
+     * 128 keys instead of 1 took 0.75x the time from memory, 16 tiles 0.74x, all of them 0.72x
+     * (jmh/README.md, "Keys ahead of values").
      */
-    static final int AHEAD = 16;
+    static final int AHEAD = AttentionKernel.SPLIT / BK;
     /**
      * Most rows of a query tile whose key tiles are scored ahead: a decode step's query rows per
      * key/value head (4 for Llama 3 8B, 7 for Qwen 2.5 7B, 8 for Llama 3 70B), whatever MR is.
