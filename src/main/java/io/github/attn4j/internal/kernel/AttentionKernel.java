@@ -32,8 +32,8 @@ public final class AttentionKernel {
      * fixed costs per tile (the value product's loads and stores of the output rows, the tile
      * loop's range and mask checks, the short exponential runs, the calls into the products):
      * from 64 to 128 keys the unmasked attention took 1 to 16% less time on the 256-bit path
-     * (jmh/README.md, "Attention core"), from 128 to 256 1 to 3.5% less on the 512-bit path, and
-     * 5 to 7% less on two threads (jmh/README.md, "Key tiles of 256 keys"), although a tile's
+     * (jmh/README.md, "Attention core"), from 128 to 256 1 to 5% less on the 512-bit path (5 to 7%
+     * in a two-thread call at L = 1024; jmh/README.md, "Key tiles of 256 keys"), although a tile's
      * scores (BQ x BK floats, 48 KiB) and keys no longer fit in L1 beside each other.
      */
     static final int BK = 256;
