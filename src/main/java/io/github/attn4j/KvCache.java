@@ -17,8 +17,9 @@ import io.github.attn4j.internal.kernel.KeyValueSource;
  * <p><b>Precision.</b> Keys and values are stored as float32 by default, or narrower
  * ({@link Precision}: F16, BF16, INT8), rounded once when appended and widened back to float32
  * tile by tile as the attention reads them: half (F16, BF16) or 0.28x (INT8) of the memory and
- * of the bytes each decoding step streams. Attention over a narrow cache gives the same bits as
- * over a float32 cache holding the rounded values.
+ * of the bytes each decoding step streams. Attention over an F16 or BF16 cache gives the same bits
+ * as over a float32 cache holding the rounded values; over an INT8 cache it agrees with that
+ * within float rounding (its scores apply each block's scale once, see {@link Precision#INT8}).
  *
  * <p><b>Rows are independent sequences.</b> Each batch row has its own length: an append may
  * give rows different numbers of tokens ({@link #append(Tensor, Tensor, int[])}, 0 lets a row

@@ -8,7 +8,8 @@ package io.github.attn4j;
  * narrower weights are rounded once, when the module is built, and widened panel by panel as the
  * projections read them. The rounded values widen exactly, on every kernel path (scalar and
  * every vector width), so a cache or weights of a given precision give the same bits everywhere,
- * and the same bits as an F32 cache or F32 weights holding the rounded values. A finite value a
+ * and (but for INT8 keys, see {@link #INT8}) the same bits as an F32 cache or F32 weights holding
+ * the rounded values. A finite value a
  * 16-bit format cannot hold is rejected (see {@link #F16}) whether it is a key, a value or a
  * weight. INT8 is for caches only.
  *
@@ -47,7 +48,12 @@ public enum Precision {
      * holding NaN or an infinity reads back as NaN throughout (its scale is NaN), so non-finite
      * inputs still give non-finite outputs. Attention output error: 7.7e-3 to 8.2e-3; with one
      * scale per vector of 128 it would be 9.0e-3, and twice as large when a few channels of the
-     * keys are much larger than the rest (as in real models).
+     * keys are much larger than the rest (as in real models). Scores multiply each block's
+     * partial dot product by its scale once ({@code Σ_blocks s · Σ q_i k_i}), instead of every
+     * key value before its multiply-add, so they agree with an F32 cache holding {@code q · s}
+     * within float rounding rather than bit for bit (a fifth less time in the key product);
+     * values enter the output exactly as {@code q · s}. The bits are still the same on every
+     * kernel path, thread count and chunking of the calls.
      */
     INT8
 }

@@ -1,5 +1,6 @@
 package io.github.attn4j;
 
+import io.github.attn4j.reference.ReferenceAttention;
 import org.junit.jupiter.api.Test;
 
 import java.util.SplittableRandom;
@@ -14,13 +15,17 @@ import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
 
 /**
- * Caches in F16, BF16 and INT8 hold what {@link StoredValues} says, exactly: attention over them
- * gives the same bits as over an F32 cache holding the rounded values (same kernel, same tiles),
- * whatever the chunks and ragged row counts of the appends and the thread count, with NaN and
- * infinities among the inputs. Inputs F16 or BF16 cannot hold are rejected and change nothing.
+ * Caches in F16, BF16 and INT8 hold what {@link StoredValues} says: attention over an F16 or BF16
+ * cache gives the same bits as over an F32 cache holding the rounded values (same kernel, same
+ * tiles); over an INT8 cache, whose products apply each block's scale once
+ * ({@code DecodeOps.int8Keys}, {@code int8Values}), it agrees with the double-precision reference
+ * over the stored values within float rounding. Results do not depend on the chunks and ragged
+ * row counts of the appends or the thread count, with NaN and infinities among the inputs. Inputs
+ * F16 or BF16 cannot hold are rejected and change nothing.
  */
 class KvCachePrecisionTest {
     private static final Precision[] NARROW = {Precision.F16, Precision.BF16, Precision.INT8};
+    private static final Precision[] HALF = {Precision.F16, Precision.BF16};
     private static final int[] WIDTHS = {8, 16, 40, 64, 128};
 
     /** Uniform values in [-range, range), now and then NaN or an infinity when {@code special}. */
@@ -44,15 +49,15 @@ class KvCachePrecisionTest {
     }
 
     @Test
-    void attendsLikeAnF32CacheHoldingTheRoundedValues() {
-        qt().withExamples(60).forAll(integers().between(1, 600), integers().between(0, NARROW.length - 1), longs().all())
+    void halfCachesAttendLikeAnF32CacheHoldingTheRoundedValues() {
+        qt().withExamples(40).forAll(integers().between(1, 600), integers().between(0, HALF.length - 1), longs().all())
                 .checkAssert((length, p, seed) -> {
-                    Precision precision = NARROW[p];
+                    Precision precision = HALF[p];
                     SplittableRandom random = new SplittableRandom(seed);
                     int batch = 1 + random.nextInt(2), kvHeads = 1 + random.nextInt(3), heads = kvHeads * (1 + random.nextInt(3));
                     int d = WIDTHS[random.nextInt(WIDTHS.length)];
                     int t = Math.min(length, 1 + random.nextInt(4));
-                    // Ranges that F16 holds; BF16 and INT8 also get large ones.
+                    // Ranges that F16 holds; BF16 also gets large ones.
                     double range = precision == Precision.F16 ? 3 : Math.pow(10, random.nextInt(-3, 6));
                     float[] k = values(random, batch * kvHeads * length * d, range, true);
                     float[] v = values(random, batch * kvHeads * length * d, range, true);
@@ -66,6 +71,85 @@ class KvCachePrecisionTest {
                     ScaledDotProductAttention sdpa = ScaledDotProductAttention.builder().threads(1 + random.nextInt(2)).build();
                     assertArrayEquals(sdpa.attend(q, wide, mask).toArray(), sdpa.attend(q, narrow, mask).toArray(),
                             precision + " B=" + batch + " KVH=" + kvHeads + " H=" + heads + " d=" + d + " L=" + length);
+                });
+    }
+
+    /**
+     * INT8 against {@link ReferenceAttention} over {@link StoredValues}' values {@code q · s} (in
+     * double), finite inputs: output within {@link Tolerance}'s bound for reductions over d depths
+     * and L keys. Applying a block's scale to its partial sum or to the weight, rather than to each
+     * element, moves a product by a rounding of its own size, so the float32 bound holds as it
+     * does for an F32 cache.
+     */
+    @Test
+    void int8CacheAttendsLikeTheReferenceOverItsStoredValues() {
+        qt().withExamples(40).forAll(integers().between(1, 600), longs().all())
+                .checkAssert((length, seed) -> {
+                    SplittableRandom random = new SplittableRandom(seed);
+                    int batch = 1 + random.nextInt(2), kvHeads = 1 + random.nextInt(3), heads = kvHeads * (1 + random.nextInt(3));
+                    int d = WIDTHS[random.nextInt(WIDTHS.length)];
+                    int t = Math.min(length, 1 + random.nextInt(4));
+                    float[] k = values(random, batch * kvHeads * length * d, 1, false);
+                    float[] v = values(random, batch * kvHeads * length * d, 1, false);
+                    KvCache cache = KvCache.create(batch, kvHeads, d, random.nextInt(40), Precision.INT8);
+                    cache.append(Tensor.of(k, batch, kvHeads, length, d), Tensor.of(v, batch, kvHeads, length, d));
+                    Tensor q = RandomTensors.uniform(random, batch, heads, t, d);
+                    AttentionMask mask = mask(random, heads);
+                    float[] out = ScaledDotProductAttention.builder().threads(1 + random.nextInt(2)).build().attend(q, cache, mask).toArray();
+                    // The cache's queries are its last t tokens, causal.
+                    float[] ref = ReferenceAttention.scaledDotProduct(q,
+                            Tensor.of(StoredValues.of(Precision.INT8, k, d), batch, kvHeads, length, d),
+                            Tensor.of(StoredValues.of(Precision.INT8, v, d), batch, kvHeads, length, d),
+                            AttentionMask.causal().and(mask), (float) (1 / Math.sqrt(d))).output().toArray();
+                    Tolerance.assertClose(ref, out, d + length + Tolerance.maskBiasTerms(mask, t, length),
+                            "INT8 B=" + batch + " KVH=" + kvHeads + " H=" + heads + " d=" + d + " L=" + length + " " + mask);
+                });
+    }
+
+    /**
+     * NaN and infinities in an INT8 cache reach exactly the outputs the README says: output
+     * {@code (b, h, i, c)} is NaN iff a key that query i attends (causal, within the window) is
+     * stored as NaN somewhere, or its value is stored as NaN in column c (a whole block of 32
+     * values is, when one of them is not finite). Scores here stay far from underflow, so every
+     * attended key has a nonzero weight.
+     */
+    @Test
+    void int8CacheConfinesNaNToTheOutputsThatAttendIt() {
+        qt().withExamples(60).forAll(integers().between(1, 300), longs().all())
+                .checkAssert((length, seed) -> {
+                    SplittableRandom random = new SplittableRandom(seed);
+                    int batch = 1 + random.nextInt(2), kvHeads = 1 + random.nextInt(2), heads = kvHeads * (1 + random.nextInt(3));
+                    int d = WIDTHS[random.nextInt(WIDTHS.length)];
+                    int t = Math.min(length, 1 + random.nextInt(4));
+                    float[] k = values(random, batch * kvHeads * length * d, 1, true);
+                    float[] v = values(random, batch * kvHeads * length * d, 1, true);
+                    KvCache cache = KvCache.create(batch, kvHeads, d, 0, Precision.INT8);
+                    cache.append(Tensor.of(k, batch, kvHeads, length, d), Tensor.of(v, batch, kvHeads, length, d));
+                    Tensor q = RandomTensors.uniform(random, batch, heads, t, d);
+                    int window = random.nextBoolean() ? length : 1 + random.nextInt(length);
+                    AttentionMask mask = window == length ? AttentionMask.none() : AttentionMask.slidingWindow(window);
+                    float[] out = ScaledDotProductAttention.builder().threads(1 + random.nextInt(2)).build().attend(q, cache, mask).toArray();
+                    float[] sk = StoredValues.of(Precision.INT8, k, d), sv = StoredValues.of(Precision.INT8, v, d);
+                    for (int b = 0; b < batch; b++) {
+                        for (int h = 0; h < heads; h++) {
+                            int g = h / (heads / kvHeads);
+                            for (int i = 0; i < t; i++) {
+                                int pos = length - t + i;
+                                for (int c = 0; c < d; c++) {
+                                    boolean nan = false;
+                                    for (int j = Math.max(0, pos - window + 1); j <= pos; j++) {
+                                        int row = ((b * kvHeads + g) * length + j) * d;
+                                        for (int x = 0; x < d; x++) {
+                                            nan |= Float.isNaN(sk[row + x]);
+                                        }
+                                        nan |= Float.isNaN(sv[row + c]);
+                                    }
+                                    float o = out[((b * heads + h) * t + i) * d + c];
+                                    assertEquals(nan, Float.isNaN(o), "b=" + b + " h=" + h + " i=" + i + " c=" + c + " window=" + window);
+                                }
+                            }
+                        }
+                    }
                 });
     }
 

@@ -7,6 +7,8 @@ package io.github.attn4j.internal.kernel;
  * {@link Kernels#DECODE} is the implementation chosen at startup ({@link VectorDecodeOps} or
  * {@link ScalarDecodeOps}). Each output element is one exactly specified operation on its stored
  * bits (integer moves, at most one float multiplication), so every path gives the same bits.
+ * The INT8 key product applies its scales per block of partial sums instead ({@link #int8Keys}),
+ * the same on every path.
  *
  * <p>The INT8 loops work on rows of {@link Kernels#NR} elements, the width of a packed panel.
  *
@@ -17,9 +19,9 @@ package io.github.attn4j.internal.kernel;
  * {@code mr - 1}. Panel {@code t}'s B row {@code p} is NR stored values at
  * {@code b[bOff + t * bStride + p * NR]}, widened as the loops above widen them, and C columns
  * {@code [t·NR, t·NR + NR)} receive it, all NR wide but the last, which is {@code lastNr} wide;
- * only the {@code mr} rows of C are written. Each element of C is one chain of fused
- * multiply-adds in increasing p from 0 over the decoded values, added to C when
- * {@code accumulate} is set, as in the micro-kernel: the same bits as the micro-kernel on a
+ * only the {@code mr} rows of C are written. Each element of C (but those of {@link #int8Keys})
+ * is one chain of fused multiply-adds in increasing p from 0 over the decoded values, added to C
+ * when {@code accumulate} is set, as in the micro-kernel: the same bits as the micro-kernel on a
  * decoded tile, without the tile.
  */
 interface DecodeOps {
@@ -61,9 +63,11 @@ interface DecodeOps {
                      float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
 
     /**
-     * The product over INT8 key panels: B element {@code (p, j)} of panel {@code t} is its byte
-     * times {@code scales[sOff + t * sPanel + p / block * NR + j]} (one scale per key and block of
-     * {@code block} depths).
+     * The product over INT8 key panels, each scale applied once per block: element {@code (i, j)}
+     * of panel {@code t}'s C columns is {@code total}, where {@code total = 0} and, for each block
+     * {@code k} of {@code block} depths in increasing order, {@code part} is the chain of fused
+     * multiply-adds in increasing p from 0 of {@code a(i, p)} and the byte {@code (p, j)}, and
+     * {@code total = fma(part, scales[sOff + t * sPanel + k * NR + j], total)}.
      */
     void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                   float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr);

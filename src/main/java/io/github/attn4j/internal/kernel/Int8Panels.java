@@ -9,6 +9,14 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * {@code s = max|x| / 127} and {@code q = rint(x / s)} in [-127, 127], and reads back as
  * {@code q · s}; a block holding NaN or an infinity has scale NaN, so it reads back as NaN.
  *
+ * <p>Values enter the output as they read back. Scores apply each key block's scale once, to the
+ * block's partial dot product ({@link DecodeOps#int8Keys}): a score is the sum over the key's
+ * blocks of {@code s · (query · bytes)}, within float rounding of the dot product with the
+ * values read back, not bit for bit. The scores of every tile of an INT8 source, whatever its
+ * number of query rows, come from that product ({@link #stepScoreRows}), so the bits do not
+ * depend on how a sequence was cut into calls. Scaling each byte before its multiply-add, as the values do, took
+ * the key product a fifth longer (jmh/README.md, "INT8 keys: a scale per block, not per element").
+ *
  * <p>Scales: key panel {@code p}'s block {@code k} keeps NR scales, one per key, at
  * {@code (p * keyBlocks + k) * NR}; value {@code j}'s block {@code k} at
  * {@code j * valueBlocks + k}. Why blocks of 32 and not one scale per vector: see {@link #BLOCK}.
@@ -21,8 +29,8 @@ public final class Int8Panels extends EncodedPanels {
      * d = 128, one decoding query on 16 heads (Int8BlockChoiceTest): Gaussian data 7.7e-3 with
      * blocks of 32 against 9.0e-3 per vector; keys with 4 outlier channels 16 times larger than
      * the rest (as real keys have), in two of the four blocks, 3.8e-2 against 7.1e-2. Decoding
-     * costs one multiplication per element either way; blocks add one scale load per 32 depths of
-     * a key panel.
+     * costs the same either way: a multiplication per value element, a fused multiply-add per key
+     * block.
      */
     public static final int BLOCK = 32;
 
@@ -141,6 +149,12 @@ public final class Int8Panels extends EncodedPanels {
     void valueProduct(float[] a, int aOff, int lda, int rows, int j0, int kc, float[] o, int oOff) {
         Kernels.DECODE.int8Values(kc, a, aOff, lda, valueData, valueIndex(j0, 0), VALUE_PANEL, dvPad / NR, valueScales, j0 * valueBlocks,
                 valueBlocks, block, o, oOff, dvPad, rows);
+    }
+
+    /** Every tile, whatever its rows: the key product defines this source's scores. */
+    @Override
+    boolean stepScoreRows(int rows) {
+        return true;
     }
 
     @Override

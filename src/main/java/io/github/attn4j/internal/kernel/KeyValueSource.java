@@ -179,7 +179,7 @@ public abstract class KeyValueSource {
      * {@link #stepScores} instead, one call per group of at most {@link DecodeOps#PRODUCT_ROWS} rows.
      */
     final void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
-        if (stepRows(rows)) {
+        if (stepScoreRows(rows)) {
             int n = stepKeys(rows, blockKeys);
             for (int r0 = 0; r0 < rows && n > 0; r0 += DecodeOps.PRODUCT_ROWS) {
                 stepScores(qs, r0 * d, Math.min(DecodeOps.PRODUCT_ROWS, rows - r0), j0, nk, n, s, r0 * AttentionKernel.BK, tile);
@@ -254,12 +254,21 @@ public abstract class KeyValueSource {
     }
 
     /**
+     * Whether the scores of a tile of {@code rows} query rows take {@link #stepScores}: as
+     * {@link #stepRows}, unless the source's scores are defined by its step product alone
+     * ({@link Int8Panels}, which takes it for every tile).
+     */
+    boolean stepScoreRows(int rows) {
+        return stepRows(rows);
+    }
+
+    /**
      * Whether a tile of {@code rows} query rows takes the decode-step products: at most
      * {@link DecodeOps#PRODUCT_ROWS} rows, or two groups of them when the micro-kernel would
      * compute more rows than that (7 or 8 rows against its two 6-row blocks: 8 query heads per
      * key/value head, as in gpt-oss and Llama 3 70B).
      */
-    private static boolean stepRows(int rows) {
+    static boolean stepRows(int rows) {
         return rows <= DecodeOps.PRODUCT_ROWS
                 || rows <= 2 * DecodeOps.PRODUCT_ROWS && Kernels.roundUp(rows, Kernels.MR) > 2 * DecodeOps.PRODUCT_ROWS;
     }

@@ -80,12 +80,15 @@ final class ScalarDecodeOps implements DecodeOps {
             int nr = t == panels - 1 ? lastNr : NR;
             for (int i = 0; i < mr; i++) {
                 for (int j = 0; j < nr; j++) {
-                    float acc = 0f;
-                    for (int p = 0; p < kc; p++) {
-                        float x = b[bOff + t * bStride + p * NR + j] * scales[sOff + t * sPanel + p / block * NR + j];
-                        acc = Math.fma(a[aOff + i * lda + p], x, acc);
+                    float total = 0f;
+                    for (int p0 = 0; p0 < kc; p0 += block) {
+                        float part = 0f;
+                        for (int p = p0; p < Math.min(kc, p0 + block); p++) {
+                            part = Math.fma(a[aOff + i * lda + p], b[bOff + t * bStride + p * NR + j], part);
+                        }
+                        total = Math.fma(part, scales[sOff + t * sPanel + p0 / block * NR + j], total);
                     }
-                    add(c, cOff + i * ldc + t * NR + j, acc, false);
+                    c[cOff + i * ldc + t * NR + j] = total;
                 }
             }
         }

@@ -78,25 +78,23 @@ final class VectorDecodePair {
     }
 
 
-    /** Key panels: B element {@code (p, j)} of panel {@code t} times {@code scales[sOff + t * sPanel + p / block * NR + j]}. */
+    /** Key panels, as {@link DecodeOps#int8Keys}: per block, a chain over the bytes, then total = fma(part, scales, total) from 0. */
     static void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int pairs,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc) {
         int a1 = aOff + lda;
+        FloatVector zero = FloatVector.zero(S);
         for (int g = 0; g < pairs; g++) {
             int b0 = bOff + 2 * g * bStride, b1 = b0 + bStride;
-            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            FloatVector t00 = zero, t01 = zero, t10 = zero, t11 = zero;
+            FloatVector t20 = zero, t21 = zero, t30 = zero, t31 = zero;
             for (int p0 = 0; p0 < kc; p0 += block) {
-                int s0 = sOff + 2 * g * sPanel + p0 / block * NR, s1 = s0 + sPanel;
-                FloatVector s00 = FloatVector.fromArray(S, scales, s0), s01 = FloatVector.fromArray(S, scales, s0 + L);
-                FloatVector s10 = FloatVector.fromArray(S, scales, s1), s11 = FloatVector.fromArray(S, scales, s1 + L);
+                FloatVector c00 = zero, c01 = zero, c10 = zero, c11 = zero;
+                FloatVector c20 = zero, c21 = zero, c30 = zero, c31 = zero;
                 int p1 = Math.min(kc, p0 + block);
                 for (int p = p0; p < p1; p++) {
                     int o = p * NR;
-                    FloatVector x00 = low(b, b0 + o).mul(s00), x01 = high(b, b0 + o).mul(s01);
-                    FloatVector x10 = low(b, b1 + o).mul(s10), x11 = high(b, b1 + o).mul(s11);
+                    FloatVector x00 = low(b, b0 + o), x01 = high(b, b0 + o);
+                    FloatVector x10 = low(b, b1 + o), x11 = high(b, b1 + o);
                     FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
                     c00 = av.fma(x00, c00);
                     c01 = av.fma(x01, c01);
@@ -108,16 +106,27 @@ final class VectorDecodePair {
                     c30 = av.fma(x10, c30);
                     c31 = av.fma(x11, c31);
                 }
+                int s0 = sOff + 2 * g * sPanel + p0 / block * NR, s1 = s0 + sPanel;
+                FloatVector s00 = FloatVector.fromArray(S, scales, s0), s01 = FloatVector.fromArray(S, scales, s0 + L);
+                FloatVector s10 = FloatVector.fromArray(S, scales, s1), s11 = FloatVector.fromArray(S, scales, s1 + L);
+                t00 = c00.fma(s00, t00);
+                t01 = c01.fma(s01, t01);
+                t10 = c10.fma(s10, t10);
+                t11 = c11.fma(s11, t11);
+                t20 = c20.fma(s00, t20);
+                t21 = c21.fma(s01, t21);
+                t30 = c30.fma(s10, t30);
+                t31 = c31.fma(s11, t31);
             }
             int ct = cOff + 2 * g * NR, cu = ct + ldc;
-            c00.intoArray(c, ct);
-            c01.intoArray(c, ct + L);
-            c10.intoArray(c, ct + NR);
-            c11.intoArray(c, ct + NR + L);
-            c20.intoArray(c, cu);
-            c21.intoArray(c, cu + L);
-            c30.intoArray(c, cu + NR);
-            c31.intoArray(c, cu + NR + L);
+            t00.intoArray(c, ct);
+            t01.intoArray(c, ct + L);
+            t10.intoArray(c, ct + NR);
+            t11.intoArray(c, ct + NR + L);
+            t20.intoArray(c, cu);
+            t21.intoArray(c, cu + L);
+            t30.intoArray(c, cu + NR);
+            t31.intoArray(c, cu + NR + L);
         }
     }
 

@@ -156,44 +156,49 @@ final class VectorDecodeRow {
         }
     }
 
-    /** Key panels: B element {@code (p, j)} of panel {@code t} times {@code scales[sOff + t * sPanel + p / block * NR + j]}. */
+    /** Key panels, as {@link DecodeOps#int8Keys}: per block, a chain over the bytes, then total = fma(part, scales, total) from 0. */
     static void int8Keys(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int groups,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff) {
+        FloatVector zero = FloatVector.zero(S);
         for (int g = 0; g < groups; g++) {
             int b0 = bOff + 4 * g * bStride, b1 = b0 + bStride, b2 = b1 + bStride, b3 = b2 + bStride;
-            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
-            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
-            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
-            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            FloatVector t00 = zero, t01 = zero, t10 = zero, t11 = zero;
+            FloatVector t20 = zero, t21 = zero, t30 = zero, t31 = zero;
             for (int p0 = 0; p0 < kc; p0 += block) {
-                int s0 = sOff + 4 * g * sPanel + p0 / block * NR, s1 = s0 + sPanel, s2 = s1 + sPanel, s3 = s2 + sPanel;
-                FloatVector s00 = FloatVector.fromArray(S, scales, s0), s01 = FloatVector.fromArray(S, scales, s0 + L);
-                FloatVector s10 = FloatVector.fromArray(S, scales, s1), s11 = FloatVector.fromArray(S, scales, s1 + L);
-                FloatVector s20 = FloatVector.fromArray(S, scales, s2), s21 = FloatVector.fromArray(S, scales, s2 + L);
-                FloatVector s30 = FloatVector.fromArray(S, scales, s3), s31 = FloatVector.fromArray(S, scales, s3 + L);
+                FloatVector c00 = zero, c01 = zero, c10 = zero, c11 = zero;
+                FloatVector c20 = zero, c21 = zero, c30 = zero, c31 = zero;
                 int p1 = Math.min(kc, p0 + block);
                 for (int p = p0; p < p1; p++) {
                     int o = p * NR;
                     FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                    c00 = av.fma(low(b, b0 + o).mul(s00), c00);
-                    c01 = av.fma(high(b, b0 + o).mul(s01), c01);
-                    c10 = av.fma(low(b, b1 + o).mul(s10), c10);
-                    c11 = av.fma(high(b, b1 + o).mul(s11), c11);
-                    c20 = av.fma(low(b, b2 + o).mul(s20), c20);
-                    c21 = av.fma(high(b, b2 + o).mul(s21), c21);
-                    c30 = av.fma(low(b, b3 + o).mul(s30), c30);
-                    c31 = av.fma(high(b, b3 + o).mul(s31), c31);
+                    c00 = av.fma(low(b, b0 + o), c00);
+                    c01 = av.fma(high(b, b0 + o), c01);
+                    c10 = av.fma(low(b, b1 + o), c10);
+                    c11 = av.fma(high(b, b1 + o), c11);
+                    c20 = av.fma(low(b, b2 + o), c20);
+                    c21 = av.fma(high(b, b2 + o), c21);
+                    c30 = av.fma(low(b, b3 + o), c30);
+                    c31 = av.fma(high(b, b3 + o), c31);
                 }
+                int s0 = sOff + 4 * g * sPanel + p0 / block * NR, s1 = s0 + sPanel, s2 = s1 + sPanel, s3 = s2 + sPanel;
+                t00 = c00.fma(FloatVector.fromArray(S, scales, s0), t00);
+                t01 = c01.fma(FloatVector.fromArray(S, scales, s0 + L), t01);
+                t10 = c10.fma(FloatVector.fromArray(S, scales, s1), t10);
+                t11 = c11.fma(FloatVector.fromArray(S, scales, s1 + L), t11);
+                t20 = c20.fma(FloatVector.fromArray(S, scales, s2), t20);
+                t21 = c21.fma(FloatVector.fromArray(S, scales, s2 + L), t21);
+                t30 = c30.fma(FloatVector.fromArray(S, scales, s3), t30);
+                t31 = c31.fma(FloatVector.fromArray(S, scales, s3 + L), t31);
             }
             int ct = cOff + 4 * g * NR;
-            c00.intoArray(c, ct);
-            c01.intoArray(c, ct + L);
-            c10.intoArray(c, ct + NR);
-            c11.intoArray(c, ct + NR + L);
-            c20.intoArray(c, ct + 2 * NR);
-            c21.intoArray(c, ct + 2 * NR + L);
-            c30.intoArray(c, ct + 3 * NR);
-            c31.intoArray(c, ct + 3 * NR + L);
+            t00.intoArray(c, ct);
+            t01.intoArray(c, ct + L);
+            t10.intoArray(c, ct + NR);
+            t11.intoArray(c, ct + NR + L);
+            t20.intoArray(c, ct + 2 * NR);
+            t21.intoArray(c, ct + 2 * NR + L);
+            t30.intoArray(c, ct + 3 * NR);
+            t31.intoArray(c, ct + 3 * NR + L);
         }
     }
 

@@ -16,7 +16,8 @@ import static org.quicktheories.generators.SourceDSL.longs;
 /**
  * The {@link DecodeOps} products give, bit for bit, what the float32 micro-kernel
  * ({@link Kernels#MICRO}'s {@link MicroKernel#block}) gives on the same float32 panels or on
- * panels decoded by the scalar decode loops, on the active path and on the scalar one, for every edge of the block: any
+ * panels decoded by the scalar decode loops (INT8 keys: their definition), on the active path
+ * and on the scalar one, for every edge of the block: any
  * depth, 1 to {@link DecodeOps#PRODUCT_ROWS} rows of a row-major A with any leading dimension
  * (the gap past each row and the rows past them hold NaN and must not reach C), a narrow last
  * panel, one or two rows over whole groups of panels and a rest (the one- and two-row loops
@@ -162,8 +163,13 @@ class DecodeProductsTest {
                 : (float) (random.nextDouble(1e-3, 1) * Math.pow(2, random.nextInt(-20, 20)));
     }
 
+    /**
+     * INT8 values: the micro-kernel on panels decoded by the scalar loops. INT8 keys: their
+     * definition ({@link DecodeOps#int8Keys}) evaluated here element by element, a chain over the
+     * bytes per block of depths, each block's sum added as {@code fma(part, scale, total)}.
+     */
     @Test
-    void int8ProductsEqualTheMicroKernelOnDecodedPanels() {
+    void int8ProductsEqualTheirDefinitions() {
         qt().withExamples(300).forAll(integers().between(1, 140), integers().between(0, 2), longs().all()).checkAssert((kc, blockChoice, seed) -> {
             SplittableRandom random = new SplittableRandom(seed);
             boolean keys = random.nextBoolean();
@@ -189,14 +195,24 @@ class DecodeProductsTest {
             for (int t = 0; t < shape.panels(); t++) {
                 int from = shape.bOff() + t * shape.bStride();
                 if (keys) {
-                    for (int k = 0; k < blocks; k++) {
-                        SCALAR.int8Columns(b, from + k * block * NR, scales, sOff + t * sPanel + k * NR, panel, k * block * NR,
-                                Math.min(block, kc - k * block));
+                    int nr = t == shape.panels() - 1 ? shape.lastNr() : NR;
+                    for (int i = 0; i < shape.mr(); i++) {
+                        for (int j = 0; j < nr; j++) {
+                            float total = 0f;
+                            for (int k = 0; k < blocks; k++) {
+                                float part = 0f;
+                                for (int p = k * block; p < Math.min(kc, (k + 1) * block); p++) {
+                                    part = Math.fma(a[shape.aOff() + i * shape.lda() + p], (float) b[from + p * NR + j], part);
+                                }
+                                total = Math.fma(part, scales[sOff + t * sPanel + k * NR + j], total);
+                            }
+                            expected[i * shape.ldc() + t * NR + j] = total;
+                        }
                     }
                 } else {
                     SCALAR.int8Rows(b, from, scales, sOff + t * NR / block, sRow, panel, 0, kc);
+                    shape.micro(a, panel, t, expected, false);
                 }
-                shape.micro(a, panel, t, expected, keys);
             }
             String what = (keys ? "int8 keys " : "int8 values ") + "block " + block + " " + shape;
             if (keys) {
