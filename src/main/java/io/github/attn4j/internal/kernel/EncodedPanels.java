@@ -13,7 +13,9 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * panels, and gets the same bits as from float32 panels holding the decoded values. Products for
  * at most {@link DecodeOps#PRODUCT_ROWS} query rows (a decode step) skip the decoded tile: the
  * {@link DecodeOps} products widen the stored panels as they read them ({@link #keyProduct},
- * {@link #valueProduct}), with the same bits.
+ * {@link #valueProduct}), with the same bits. INT8 scores are the exception: their product
+ * applies each block's scale to its partial sum, so {@link Int8Panels} computes the scores of
+ * every tile through it ({@link #stepScoreRows}).
  *
  * <p>This class keeps the length, the growth and the per-tile flags of value rows holding NaN
  * or an infinity (every format here decodes a non-finite input to a non-finite value, so the
