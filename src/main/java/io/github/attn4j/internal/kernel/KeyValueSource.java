@@ -268,7 +268,7 @@ public abstract class KeyValueSource {
      * compute more rows than that (7 or 8 rows against its two 6-row blocks: 8 query heads per
      * key/value head, as in gpt-oss and Llama 3 70B).
      */
-    static boolean stepRows(int rows) {
+    private static boolean stepRows(int rows) {
         return rows <= DecodeOps.PRODUCT_ROWS
                 || rows <= 2 * DecodeOps.PRODUCT_ROWS && Kernels.roundUp(rows, Kernels.MR) > 2 * DecodeOps.PRODUCT_ROWS;
     }

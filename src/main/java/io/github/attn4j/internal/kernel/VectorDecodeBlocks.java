@@ -10,8 +10,8 @@ import jdk.incubator.vector.VectorSpecies;
  * of B, each small enough that C2 keeps the reduction's indices and arrays in registers (see
  * {@link VectorDecodeOps}). Each element of the block is one chain of fused multiply-adds in
  * increasing depth over the widened B values: the bits of the scalar products and, for float32
- * and half panels, of the micro-kernel over a decoded tile; INT8 blocks follow
- * {@link DecodeOps#int8Keys} and {@link DecodeOps#int8Values}.
+ * and half panels and INT8 values, of the micro-kernel over a decoded tile; the INT8 key block
+ * follows {@link DecodeOps#int8Keys} instead.
  *
  * <p>The three 16-bit blocks differ only in their widening and stay three methods: one method
  * choosing the widening by two flags, as the product loop used to, compiled (once a JVM had run
