@@ -53,7 +53,7 @@ public enum Precision {
      * key value before its multiply-add, so they agree with an F32 cache holding {@code q · s}
      * within float rounding rather than bit for bit (a fifth less time in the key product);
      * values enter the output exactly as {@code q · s}. The bits are still the same on every
-     * kernel path, thread count and chunking of the calls. A block's partial sum of query
+     * kernel path and thread count, whatever the chunks the keys were appended in. A block's partial sum of query
      * elements times bytes (at most 127 · 32 times the largest query element) overflows only
      * for queries beyond about 8e34 in magnitude.
      */

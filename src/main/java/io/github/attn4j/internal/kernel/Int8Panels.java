@@ -13,8 +13,8 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * block's partial dot product ({@link DecodeOps#int8Keys}): a score is the sum over the key's
  * blocks of {@code s · (query · bytes)}, within float rounding of the dot product with the
  * values read back, not bit for bit. The scores of every tile of an INT8 source, whatever its
- * number of query rows, come from that product ({@link #stepScoreRows}), so the bits do not
- * depend on how a sequence was cut into calls. Scaling each byte before its multiply-add, as the
+ * number of query rows, come from that product ({@link #stepScoreRows}), so a query row's scores
+ * are the same whether its tile holds one row or many, as over the other storage types. Scaling each byte before its multiply-add, as the
  * values do, took the key product a fifth longer (jmh/README.md, "INT8 keys: a scale per block,
  * not per element").
  *
