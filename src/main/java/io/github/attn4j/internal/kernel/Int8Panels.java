@@ -14,9 +14,9 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  * blocks of {@code s · (query · bytes)}, within float rounding of the dot product with the
  * values read back, not bit for bit. The scores of every tile of an INT8 source, whatever its
  * number of query rows, come from that product ({@link #stepScoreRows}), so a query row's scores
- * are the same whether its tile holds one row or many, as over the other storage types. Scaling each byte before its multiply-add, as the
- * values do, took the key product a fifth longer (jmh/README.md, "INT8 keys: a scale per block,
- * not per element").
+ * are the same whether its tile holds one row or many, as over the other storage types. Scaling
+ * each byte before its multiply-add, as the values do, took the key product a fifth longer
+ * (jmh/README.md, "INT8 keys: a scale per block, not per element").
  *
  * <p>Scales: key panel {@code p}'s block {@code k} keeps NR scales, one per key, at
  * {@code (p * keyBlocks + k) * NR}; value {@code j}'s block {@code k} at
