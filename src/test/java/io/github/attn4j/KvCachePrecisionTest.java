@@ -153,6 +153,42 @@ class KvCachePrecisionTest {
                 });
     }
 
+    /**
+     * The newest token's query gives the same bits alone (a decode step's tile, the step
+     * products) as in the last row of a call over the newest t tokens (a tile of more than eight
+     * rows per key/value head: the micro-kernel for F32, F16 and BF16; for INT8 scores the step
+     * products again), for every precision. Key lengths stay under one split of 2048 keys.
+     */
+    @Test
+    void aQueryRowGetsTheSameBitsAloneOrAmongManyRows() {
+        qt().withExamples(40).forAll(integers().between(20, 600), integers().between(0, 3), longs().all())
+                .checkAssert((length, p, seed) -> {
+                    Precision precision = Precision.values()[p];
+                    SplittableRandom random = new SplittableRandom(seed);
+                    int kvHeads = 1 + random.nextInt(2), heads = kvHeads * (1 + random.nextInt(3));
+                    int d = WIDTHS[random.nextInt(WIDTHS.length)];
+                    int t = 9 + random.nextInt(12);
+                    float[] k = values(random, kvHeads * length * d, 1, false);
+                    float[] v = values(random, kvHeads * length * d, 1, false);
+                    KvCache cache = KvCache.create(1, kvHeads, d, 0, precision);
+                    cache.append(Tensor.of(k, 1, kvHeads, length, d), Tensor.of(v, 1, kvHeads, length, d));
+                    float[] q = RandomTensors.uniformArray(random, heads * t * d, 1);
+                    float[] last = new float[heads * d];
+                    for (int h = 0; h < heads; h++) {
+                        System.arraycopy(q, (h * t + t - 1) * d, last, h * d, d);
+                    }
+                    ScaledDotProductAttention sdpa = ScaledDotProductAttention.builder().threads(1 + random.nextInt(2)).build();
+                    float[] many = sdpa.attend(Tensor.of(q, 1, heads, t, d), cache, AttentionMask.none()).toArray();
+                    float[] alone = sdpa.attend(Tensor.of(last, 1, heads, 1, d), cache, AttentionMask.none()).toArray();
+                    for (int h = 0; h < heads; h++) {
+                        for (int c = 0; c < d; c++) {
+                            assertEquals(Float.floatToIntBits(alone[h * d + c]), Float.floatToIntBits(many[(h * t + t - 1) * d + c]),
+                                    precision + " h=" + h + " c=" + c + " d=" + d + " L=" + length + " t=" + t);
+                        }
+                    }
+                });
+    }
+
     @Test
     void chunkedAndRaggedAppendsEqualOneAppendOnAnyThreadCount() {
         qt().withExamples(40).forAll(integers().between(1, 200), integers().between(0, NARROW.length - 1), longs().all())
