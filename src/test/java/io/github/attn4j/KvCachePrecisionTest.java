@@ -28,6 +28,15 @@ class KvCachePrecisionTest {
     private static final Precision[] HALF = {Precision.F16, Precision.BF16};
     private static final int[] WIDTHS = {8, 16, 40, 64, 128};
 
+    /** A random cache and query shape: 1 or 2 rows, up to {@code maxKvHeads} key/value heads, 1 to 3 query heads each, 1 to 4 queries. */
+    private record Shape(int batch, int kvHeads, int heads, int d, int t) {
+        static Shape draw(SplittableRandom random, int length, int maxKvHeads) {
+            int batch = 1 + random.nextInt(2), kvHeads = 1 + random.nextInt(maxKvHeads);
+            return new Shape(batch, kvHeads, kvHeads * (1 + random.nextInt(3)), WIDTHS[random.nextInt(WIDTHS.length)],
+                    Math.min(length, 1 + random.nextInt(4)));
+        }
+    }
+
     /** Uniform values in [-range, range), now and then NaN or an infinity when {@code special}. */
     private static float[] values(SplittableRandom random, int n, double range, boolean special) {
         float[] x = RandomTensors.uniformArray(random, n, range);
@@ -54,9 +63,8 @@ class KvCachePrecisionTest {
                 .checkAssert((length, p, seed) -> {
                     Precision precision = HALF[p];
                     SplittableRandom random = new SplittableRandom(seed);
-                    int batch = 1 + random.nextInt(2), kvHeads = 1 + random.nextInt(3), heads = kvHeads * (1 + random.nextInt(3));
-                    int d = WIDTHS[random.nextInt(WIDTHS.length)];
-                    int t = Math.min(length, 1 + random.nextInt(4));
+                    Shape shape = Shape.draw(random, length, 3);
+                    int batch = shape.batch(), kvHeads = shape.kvHeads(), heads = shape.heads(), d = shape.d(), t = shape.t();
                     // Ranges that F16 holds; BF16 also gets large ones.
                     double range = precision == Precision.F16 ? 3 : Math.pow(10, random.nextInt(-3, 6));
                     float[] k = values(random, batch * kvHeads * length * d, range, true);
@@ -86,9 +94,8 @@ class KvCachePrecisionTest {
         qt().withExamples(40).forAll(integers().between(1, 600), longs().all())
                 .checkAssert((length, seed) -> {
                     SplittableRandom random = new SplittableRandom(seed);
-                    int batch = 1 + random.nextInt(2), kvHeads = 1 + random.nextInt(3), heads = kvHeads * (1 + random.nextInt(3));
-                    int d = WIDTHS[random.nextInt(WIDTHS.length)];
-                    int t = Math.min(length, 1 + random.nextInt(4));
+                    Shape shape = Shape.draw(random, length, 3);
+                    int batch = shape.batch(), kvHeads = shape.kvHeads(), heads = shape.heads(), d = shape.d(), t = shape.t();
                     float[] k = values(random, batch * kvHeads * length * d, 1, false);
                     float[] v = values(random, batch * kvHeads * length * d, 1, false);
                     KvCache cache = KvCache.create(batch, kvHeads, d, random.nextInt(40), Precision.INT8);
@@ -118,9 +125,8 @@ class KvCachePrecisionTest {
         qt().withExamples(60).forAll(integers().between(1, 300), longs().all())
                 .checkAssert((length, seed) -> {
                     SplittableRandom random = new SplittableRandom(seed);
-                    int batch = 1 + random.nextInt(2), kvHeads = 1 + random.nextInt(2), heads = kvHeads * (1 + random.nextInt(3));
-                    int d = WIDTHS[random.nextInt(WIDTHS.length)];
-                    int t = Math.min(length, 1 + random.nextInt(4));
+                    Shape shape = Shape.draw(random, length, 2);
+                    int batch = shape.batch(), kvHeads = shape.kvHeads(), heads = shape.heads(), d = shape.d(), t = shape.t();
                     float[] k = values(random, batch * kvHeads * length * d, 1, true);
                     float[] v = values(random, batch * kvHeads * length * d, 1, true);
                     KvCache cache = KvCache.create(batch, kvHeads, d, 0, Precision.INT8);
