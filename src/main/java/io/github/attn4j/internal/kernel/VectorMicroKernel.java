@@ -130,11 +130,16 @@ final class VectorMicroKernel implements MicroKernel {
     /**
      * One method for all panels, so the row set-up and C2's range-check predicates are paid once
      * per call. Blocks of up to six rows (a decode step's rows, the last block of a product) run
-     * the six-row loop whatever the register block, so they do not pay for twelve rows.
+     * the six-row loop whatever the register block, and blocks of seven or eight rows the tall
+     * block's eight-row loop, so they do not pay for twelve rows.
      */
     @Override
     public void blocks(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
                        float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        if (mr > SHORT_ROWS && mr <= VectorTallBlocks.EIGHT_ROWS) {
+            VectorTallBlocks.eightRows(kc, a, aOff, lda, b, bOff, bStride, panels, c, cOff, ldc, mr, lastNr, accumulate);
+            return;
+        }
         if (mr > SHORT_ROWS) {
             VectorTallBlocks.blocks(kc, a, aOff, lda, b, bOff, bStride, panels, c, cOff, ldc, mr, lastNr, accumulate);
             return;

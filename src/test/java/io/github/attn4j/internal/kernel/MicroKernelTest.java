@@ -46,16 +46,47 @@ class MicroKernelTest {
     }
 
     /**
-     * Checks one case; {@code panels == 0} calls {@link MicroKernel#block} on one panel, otherwise
-     * {@link MicroKernel#blocks} on {@code panels} panels {@code kc * NR + 5} floats apart.
+     * Each element of C is one chain of fused multiply-adds from 0 in increasing p, added to C's
+     * element when accumulating: the definition every path shares, so that a row gets the same
+     * bits whichever register block computes it. Checked bit for bit on this JVM's micro-kernel
+     * and, where the Vector API runs, on the twelve-row block at every row count: its eight-row
+     * loop (7 and 8 rows), its twelve-row loop and the six-row loop below them, whichever block
+     * {@link KernelSelection} chose here.
      */
+    @Test
+    void everyRowCountGivesTheBitsOfOneFmaChainPerElement() {
+        Gen<Case> tallCases = in -> new Case(Generate.range(0, 70).generate(in),
+                Generate.range(1, VectorTallBlocks.ROWS).generate(in), Generate.range(1, VectorMicroKernel.NR).generate(in),
+                Generate.pick(java.util.List.of(0, 0, 3, 17)).generate(in), Generate.booleans().generate(in),
+                Generate.longRange(0, Long.MAX_VALUE).generate(in));
+        qt().withExamples(300).forAll(CASES, Generate.range(1, 3))
+                .checkAssert((t, panels) -> check(Kernels.MICRO, t, panels, true));
+        if (Kernels.vectorBits() > 0) {
+            MicroKernel tall = new VectorMicroKernel(VectorTallBlocks.ROWS);
+            qt().withExamples(500).forAll(tallCases, Generate.range(1, 3))
+                    .checkAssert((t, panels) -> check(tall, t, panels, true));
+        }
+    }
+
     private void check(Case t, int panels) {
+        check(Kernels.MICRO, t, panels, false);
+    }
+
+    /**
+     * Checks one case on {@code kernel}; {@code panels == 0} calls {@link MicroKernel#block} on
+     * one panel, otherwise {@link MicroKernel#blocks} on {@code panels} panels {@code kc * NR + 5}
+     * floats apart. {@code exact}: every element must have the bits of its fused multiply-add
+     * chain; otherwise it must lie within the rounding bound of the double-precision sum.
+     */
+    private void check(MicroKernel kernel, Case t, int panels, boolean exact) {
+        int rows = kernel.mr();
+        int width = kernel.nr();
         SplittableRandom random = new SplittableRandom(t.seed());
         int n = Math.max(panels, 1);
         int aOff = 2;
         int lda = t.lda();
-        // A holds MR rows (rows past mr must not matter) and kc columns.
-        float[] a = new float[aOff + MR * lda + 1];
+        // A holds the block's rows (rows past mr must not matter) and kc columns.
+        float[] a = new float[aOff + rows * lda + 1];
         Arrays.fill(a, Float.NaN);
         for (int i = 0; i < t.mr(); i++) {
             for (int p = 0; p < t.kc(); p++) {
@@ -63,19 +94,19 @@ class MicroKernelTest {
             }
         }
         int bOff = 3;
-        int bStride = t.kc() * NR + 5;
-        int cols = (n - 1) * NR + t.nr();
-        float[] b = new float[bOff + n * bStride + NR];
+        int bStride = t.kc() * width + 5;
+        int cols = (n - 1) * width + t.nr();
+        float[] b = new float[bOff + n * bStride + width];
         for (int q = 0; q < n; q++) {
             for (int p = 0; p < t.kc(); p++) {
-                for (int j = 0; j < NR; j++) {
-                    b[bOff + q * bStride + p * NR + j] = q * NR + j < cols ? RandomTensors.uniformValue(random) : 0f;
+                for (int j = 0; j < width; j++) {
+                    b[bOff + q * bStride + p * width + j] = q * width + j < cols ? RandomTensors.uniformValue(random) : 0f;
                 }
             }
         }
         int cOff = 1;
-        int ldc = n * NR + 7;
-        float[] c = new float[cOff + MR * ldc];
+        int ldc = n * width + 7;
+        float[] c = new float[cOff + rows * ldc];
         Arrays.fill(c, GemmCase.SENTINEL);
         float[] initial = c.clone();
         for (int i = 0; i < t.mr(); i++) {
@@ -86,9 +117,9 @@ class MicroKernelTest {
         c = initial.clone();
 
         if (panels == 0) {
-            Kernels.MICRO.block(t.kc(), a, aOff, lda, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
+            kernel.block(t.kc(), a, aOff, lda, b, bOff, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
         } else {
-            Kernels.MICRO.blocks(t.kc(), a, aOff, lda, b, bOff, bStride, n, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
+            kernel.blocks(t.kc(), a, aOff, lda, b, bOff, bStride, n, c, cOff, ldc, t.mr(), t.nr(), t.accumulate());
         }
 
         double gamma = (t.kc() + 1) * 0x1p-24 / (1 - (t.kc() + 1) * 0x1p-24);
@@ -99,10 +130,21 @@ class MicroKernelTest {
                 assertEquals(GemmCase.SENTINEL, c[at], "written outside the mr x cols corner at " + at + " in " + t);
                 continue;
             }
+            if (exact) {
+                float chain = 0f;
+                for (int p = 0; p < t.kc(); p++) {
+                    chain = Math.fma(a[aOff + i * lda + p], b[bOff + j / width * bStride + p * width + j % width], chain);
+                }
+                float expected = t.accumulate() ? initial[at] + chain : chain;
+                assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(c[at]), "C(" + i + ", " + j
+                        + ") = " + c[at] + ", the fused multiply-add chain gives " + expected + " in " + t + ", "
+                        + panels + " panels, " + kernel.mr() + "-row block");
+                continue;
+            }
             double sum = t.accumulate() ? initial[at] : 0;
             double abs = Math.abs(sum);
             for (int p = 0; p < t.kc(); p++) {
-                double term = (double) a[aOff + i * lda + p] * b[bOff + j / NR * bStride + p * NR + j % NR];
+                double term = (double) a[aOff + i * lda + p] * b[bOff + j / width * bStride + p * width + j % width];
                 sum += term;
                 abs += Math.abs(term);
             }
