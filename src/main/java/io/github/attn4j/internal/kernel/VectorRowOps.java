@@ -115,28 +115,39 @@ final class VectorRowOps implements RowOps {
             FloatVector sum = FloatVector.fromArray(S, sums, r * L);
             int j = 0;
             for (; j <= n - L; j += L) {
-                FloatVector a = FloatVector.fromArray(S, x, row + j).sub(sh);
-                VectorMask<Float> under = a.compare(VectorOperators.LT, EXP2_LO);
-                FloatVector kf = a.add(ROUND);
-                FloatVector rest = a.sub(kf.sub(ROUND));
-                FloatVector p = rest.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
-                p = p.fma(rest, FloatVector.broadcast(S, Q4));
-                p = p.fma(rest, FloatVector.broadcast(S, Q3));
-                p = p.fma(rest, FloatVector.broadcast(S, Q2));
-                p = p.fma(rest, FloatVector.broadcast(S, Q1));
-                p = p.fma(rest, FloatVector.broadcast(S, 1f));
-                IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
-                FloatVector e = p.mul(bits.reinterpretAsFloats()).blend(0f, under);
+                FloatVector e = exp2(FloatVector.fromArray(S, x, row + j).sub(sh));
                 e.intoArray(x, row + j);
                 sum = sum.add(e);
             }
-            sum.intoArray(sums, r * L);
-            for (; j < n; j++) {
-                x[row + j] = ExpFloat.exp2(x[row + j] - shift);
-                sums[r * L + j % L] += x[row + j];
+            if (j < n) {
+                // The tail in one masked step: lanes past n add +0 to their partial sums, which
+                // changes no bit (the sums are never -0), so the sums are the scalar tail's.
+                VectorMask<Float> tail = S.indexInRange(j, n);
+                FloatVector e = exp2(FloatVector.fromArray(S, x, row + j, tail).sub(sh)).blend(0f, tail.not());
+                e.intoArray(x, row + j, tail);
+                sum = sum.add(e);
             }
+            sum.intoArray(sums, r * L);
         }
         return r1;
+    }
+
+    /**
+     * {@link ExpFloat#exp2} in every lane, for arguments at most {@code EXP2_HI}: those below
+     * {@code EXP2_LO} give 0 by a blend of the result (see {@link #exp2ShiftAccumulateRows}).
+     */
+    private static FloatVector exp2(FloatVector a) {
+        VectorMask<Float> under = a.compare(VectorOperators.LT, EXP2_LO);
+        FloatVector kf = a.add(ROUND);
+        FloatVector rest = a.sub(kf.sub(ROUND));
+        FloatVector p = rest.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
+        p = p.fma(rest, FloatVector.broadcast(S, Q4));
+        p = p.fma(rest, FloatVector.broadcast(S, Q3));
+        p = p.fma(rest, FloatVector.broadcast(S, Q2));
+        p = p.fma(rest, FloatVector.broadcast(S, Q1));
+        p = p.fma(rest, FloatVector.broadcast(S, 1f));
+        IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
+        return p.mul(bits.reinterpretAsFloats()).blend(0f, under);
     }
 
     @Override
@@ -187,15 +198,11 @@ final class VectorRowOps implements RowOps {
         for (; j <= n - L; j += L) {
             above = above.or(FloatVector.fromArray(S, x, off + j).compare(VectorOperators.GT, b));
         }
-        if (above.anyTrue()) {
-            return true;
+        if (j < n) {
+            VectorMask<Float> tail = S.indexInRange(j, n);
+            above = above.or(FloatVector.fromArray(S, x, off + j, tail).compare(VectorOperators.GT, b, tail));
         }
-        for (; j < n; j++) {
-            if (x[off + j] > bound) {
-                return true;
-            }
-        }
-        return false;
+        return above.anyTrue();
     }
 
     @Override
