@@ -296,20 +296,10 @@ final class VectorRowOps implements RowOps {
             p = p.fma(u, FloatVector.broadcast(S, T1));
             p = p.fma(u, FloatVector.broadcast(S, T0));
             FloatVector small = a.mul(u).fma(p, a);
-            // exp2(a · 2 log2 e), the steps of exp2ShiftAccumulateRows with both clamps ahead.
-            FloatVector e = a.mul(TWO_LOG2E);
-            e = e.blend(EXP2_LO, e.compare(VectorOperators.LT, EXP2_LO));
-            e = e.blend(EXP2_HI, e.compare(VectorOperators.GT, EXP2_HI));
-            FloatVector kf = e.add(ROUND);
-            FloatVector r = e.sub(kf.sub(ROUND));
-            FloatVector q = r.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
-            q = q.fma(r, FloatVector.broadcast(S, Q4));
-            q = q.fma(r, FloatVector.broadcast(S, Q3));
-            q = q.fma(r, FloatVector.broadcast(S, Q2));
-            q = q.fma(r, FloatVector.broadcast(S, Q1));
-            q = q.fma(r, FloatVector.broadcast(S, 1f));
-            IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
-            FloatVector large = FloatVector.broadcast(S, 1f).sub(FloatVector.broadcast(S, 2f).div(q.mul(bits.reinterpretAsFloats()).add(1f)));
+            // exp2(a · 2 log2 e) as in exp2ShiftAccumulateRows, clamped above first (a >= 0, so
+            // the lower clamp never applies).
+            FloatVector e = exp2(a.mul(TWO_LOG2E).min(EXP2_HI));
+            FloatVector large = FloatVector.broadcast(S, 1f).sub(FloatVector.broadcast(S, 2f).div(e.add(1f)));
             FloatVector t = large.blend(small, a.compare(VectorOperators.LT, TANH_SMALL));
             IntVector sign = ((IntVector) v.reinterpretAsInts()).and(0x80000000);
             FloatVector signed = ((IntVector) t.reinterpretAsInts()).or(sign).reinterpretAsFloats();
