@@ -29,10 +29,15 @@ class MicroKernelTest {
         }
     }
 
-    private static final Gen<Case> CASES = in -> new Case(
-            Generate.range(0, 70).generate(in), Generate.range(1, MR).generate(in), Generate.range(1, NR).generate(in),
-            Generate.pick(java.util.List.of(0, 0, 3, 17)).generate(in),
-            Generate.booleans().generate(in), Generate.longRange(0, Long.MAX_VALUE).generate(in));
+    private static final Gen<Case> CASES = cases(MR, NR);
+
+    /** Cases for a register block of {@code rows} rows and panels {@code width} wide: every edge shape of it. */
+    private static Gen<Case> cases(int rows, int width) {
+        return in -> new Case(
+                Generate.range(0, 70).generate(in), Generate.range(1, rows).generate(in), Generate.range(1, width).generate(in),
+                Generate.pick(java.util.List.of(0, 0, 3, 17)).generate(in),
+                Generate.booleans().generate(in), Generate.longRange(0, Long.MAX_VALUE).generate(in));
+    }
 
     @Test
     void blockMatchesDoublePrecisionSum() {
@@ -55,15 +60,11 @@ class MicroKernelTest {
      */
     @Test
     void everyRowCountGivesTheBitsOfOneFmaChainPerElement() {
-        Gen<Case> tallCases = in -> new Case(Generate.range(0, 70).generate(in),
-                Generate.range(1, VectorTallBlocks.ROWS).generate(in), Generate.range(1, VectorMicroKernel.NR).generate(in),
-                Generate.pick(java.util.List.of(0, 0, 3, 17)).generate(in), Generate.booleans().generate(in),
-                Generate.longRange(0, Long.MAX_VALUE).generate(in));
         qt().withExamples(300).forAll(CASES, Generate.range(1, 3))
                 .checkAssert((t, panels) -> check(Kernels.MICRO, t, panels, true));
         if (Kernels.vectorBits() > 0) {
             MicroKernel tall = new VectorMicroKernel(VectorTallBlocks.ROWS);
-            qt().withExamples(500).forAll(tallCases, Generate.range(1, 3))
+            qt().withExamples(500).forAll(cases(VectorTallBlocks.ROWS, VectorMicroKernel.NR), Generate.range(1, 3))
                     .checkAssert((t, panels) -> check(tall, t, panels, true));
         }
     }
