@@ -171,16 +171,22 @@ final class AttentionTile {
     /**
      * Weights {@code 2^(s - m)} and partial sums of the full score rows {@code [r0, r1)}: the
      * maxima of rows that have none yet (their first tile), then one call for the rows whose
-     * maximum holds, and {@link #settleRow} for each row that stops it.
+     * maximum holds, and {@link #settleRow} for each row that stops it. When every row's maximum
+     * was just taken from this tile (the first tile, and at L <= BK the only one), the call skips
+     * the lazy bound's check: no score exceeds it.
      */
     private static void exp2Rows(float[] s, int nk, int r0, int r1, TileState ws, int dvPad) {
+        boolean fresh = true;
         for (int r = r0; r < r1; r++) {
             if (ws.rowMax[r] == Float.NEGATIVE_INFINITY) {
                 raiseMax(s, r * BK, nk, r, ws, dvPad);
+            } else {
+                fresh = false;
             }
         }
+        float bound = fresh ? Float.POSITIVE_INFINITY : LAZY_MAX;
         for (int r = r0; r < r1; r++) {
-            r = Kernels.ROWS.exp2ShiftAccumulateRows(s, 0, BK, nk, r, r1, ws.rowMax, LAZY_MAX, ws.rowSum);
+            r = Kernels.ROWS.exp2ShiftAccumulateRows(s, 0, BK, nk, r, r1, ws.rowMax, bound, ws.rowSum);
             if (r < r1) {
                 settleRow(s, 0, nk, r, ws, dvPad);
             }

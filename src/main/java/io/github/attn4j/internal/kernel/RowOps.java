@@ -23,7 +23,9 @@ interface RowOps {
      * ({@link ExpFloat#exp2}) and adds each new value {@code x[off + r * ld + j]} to the partial sum
      * {@code sums[r * sumLanes() + j % sumLanes()]}. Returns the first row that is not within,
      * left as it was, or {@code r1} when every row was done. {@code bound} must be at most
-     * {@link ExpFloat#EXP2_HI}, so no argument exceeds it.
+     * {@link ExpFloat#EXP2_HI}, so no argument exceeds it, or {@code +Infinity} when the caller
+     * knows that every element is at most its row's shift (a maximum just taken over the same
+     * elements): then no row is checked.
      *
      * <p>The online softmax calls it once per tile with its lazy bound: a row whose maximum must
      * rise comes back to the caller instead of costing every row a separate pass and call
@@ -86,10 +88,11 @@ interface RowOps {
     boolean anyNonFinite(float[] x, int off, int n);
 
     /**
-     * Copies {@code src[from..from+n)} to {@code dst[to..to+n)} (not overlapping) and returns
-     * whether every value copied is finite: {@link #anyNonFinite} in the same pass as the copy.
+     * Copies {@code rows} lines of {@code n} floats, line r from {@code src[from + r * srcStride]}
+     * to {@code dst[to + r * dstStride]} (not overlapping), and returns whether every value copied
+     * is finite: {@link #anyNonFinite} in the same pass as the copy, decided once for all lines.
      */
-    boolean copyFinite(float[] src, int from, float[] dst, int to, int n);
+    boolean copyFinite(float[] src, int from, int srcStride, float[] dst, int to, int dstStride, int rows, int n);
 
     /**
      * {@code dst[to + c * NR + t] = src[from + t * stride + c]} for {@code t < count},

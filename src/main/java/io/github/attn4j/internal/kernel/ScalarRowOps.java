@@ -29,7 +29,7 @@ final class ScalarRowOps implements RowOps {
         for (int r = r0; r < r1; r++) {
             int row = off + r * ld;
             float shift = shifts[r];
-            if (shift == NEG_INF || anyAbove(x, row, n, shift + bound)) {
+            if (shift == NEG_INF || bound != Float.POSITIVE_INFINITY && anyAbove(x, row, n, shift + bound)) {
                 return r;
             }
             for (int j = row; j < row + n; j++) {
@@ -119,11 +119,14 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
-    public boolean copyFinite(float[] src, int from, float[] dst, int to, int n) {
+    public boolean copyFinite(float[] src, int from, int srcStride, float[] dst, int to, int dstStride, int rows, int n) {
         boolean finite = true;
-        for (int j = 0; j < n; j++) {
-            dst[to + j] = src[from + j];
-            finite &= Float.isFinite(src[from + j]);
+        for (int r = 0; r < rows; r++) {
+            for (int j = 0; j < n; j++) {
+                float x = src[from + r * srcStride + j];
+                dst[to + r * dstStride + j] = x;
+                finite &= Float.isFinite(x);
+            }
         }
         return finite;
     }

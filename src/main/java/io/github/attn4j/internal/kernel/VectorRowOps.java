@@ -108,7 +108,7 @@ final class VectorRowOps implements RowOps {
         for (int r = r0; r < r1; r++) {
             int row = off + r * ld;
             float shift = shifts[r];
-            if (shift == NEG_INF || anyAbove(x, row, n, shift + bound)) {
+            if (shift == NEG_INF || bound != Float.POSITIVE_INFINITY && anyAbove(x, row, n, shift + bound)) {
                 return r;
             }
             FloatVector sh = FloatVector.broadcast(S, shift);
@@ -266,21 +266,27 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
-    public boolean copyFinite(float[] src, int from, float[] dst, int to, int n) {
+    public boolean copyFinite(float[] src, int from, int srcStride, float[] dst, int to, int dstStride, int rows, int n) {
         // x - x is 0 for finite x and NaN for NaN and both infinities: a sum of them stays 0 only if all are finite.
         FloatVector zeros = FloatVector.zero(S);
-        int j = 0;
-        for (; j <= n - L; j += L) {
-            FloatVector v = FloatVector.fromArray(S, src, from + j);
-            v.intoArray(dst, to + j);
-            zeros = zeros.add(v.sub(v));
+        VectorMask<Float> tail = S.indexInRange(n - n % L, n);
+        for (int r = 0; r < rows; r++) {
+            int s = from + r * srcStride;
+            int t = to + r * dstStride;
+            int j = 0;
+            for (; j <= n - L; j += L) {
+                FloatVector v = FloatVector.fromArray(S, src, s + j);
+                v.intoArray(dst, t + j);
+                zeros = zeros.add(v.sub(v));
+            }
+            if (j < n) {
+                // Lanes past n load as 0 and add 0.
+                FloatVector v = FloatVector.fromArray(S, src, s + j, tail);
+                v.intoArray(dst, t + j, tail);
+                zeros = zeros.add(v.sub(v));
+            }
         }
-        boolean finite = !zeros.test(VectorOperators.IS_NAN).anyTrue();
-        for (; j < n; j++) {
-            dst[to + j] = src[from + j];
-            finite &= Float.isFinite(src[from + j]);
-        }
-        return finite;
+        return !zeros.test(VectorOperators.IS_NAN).anyTrue();
     }
 
     @Override

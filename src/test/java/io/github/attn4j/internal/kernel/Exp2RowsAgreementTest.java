@@ -178,4 +178,57 @@ class Exp2RowsAgreementTest {
             assertSameBits(elements[0], elements[1], "rows " + r0 + ".." + r1 + ", n=" + n + ": scalar vs vector elements");
         }
     }
+
+    /**
+     * {@code bound = +Infinity} (the attention's first tile, every row's shift just taken as its
+     * maximum): on each path, the same rows done and the same bits as the checked call with the
+     * lazy bound, which takes every such row; rows of only {@code -Infinity} (shift
+     * {@code -Infinity}) are refused by both.
+     */
+    @Test
+    void anUncheckedCallOnRowsUnderTheirMaximaIsTheCheckedCall() {
+        RowOps vector = vector();
+        SplittableRandom random = new SplittableRandom(0x5EED7L);
+        for (int n : lengths(random)) {
+            if (n > 300) {
+                continue;
+            }
+            int ld = Math.max(1, n + random.nextInt(5));
+            int rows = 1 + random.nextInt(6);
+            Row r = row(random, rows * ld, 60, specialRate(random) / 8);
+            float[] shifts = new float[rows];
+            for (int i = 0; i < rows; i++) {
+                // the row's maximum as the tile kernel takes it: NaN left out, unless nothing else is there
+                float m = Float.NEGATIVE_INFINITY;
+                boolean nan = false;
+                for (int j = 0; j < n; j++) {
+                    float x = r.data()[r.off() + i * ld + j];
+                    nan |= Float.isNaN(x);
+                    m = Float.isNaN(x) ? m : Math.max(m, x);
+                }
+                shifts[i] = m == Float.NEGATIVE_INFINITY && nan ? Float.NaN : m;
+            }
+            for (RowOps ops : new RowOps[] {scalar, vector}) {
+                int lanes = ops.sumLanes();
+                float[] sumsChecked = new float[rows * lanes];
+                float[] sumsUnchecked = new float[rows * lanes];
+                float[] checked = r.copy();
+                float[] unchecked = r.copy();
+                String what = ops.getClass().getSimpleName() + " n=" + n + ", ld=" + ld + ", rows=" + rows;
+                for (int row = 0; row < rows; ) {
+                    int a = ops.exp2ShiftAccumulateRows(checked, r.off(), ld, n, row, rows, shifts, AttentionKernel.LAZY_MAX,
+                            sumsChecked);
+                    int b = ops.exp2ShiftAccumulateRows(unchecked, r.off(), ld, n, row, rows, shifts,
+                            Float.POSITIVE_INFINITY, sumsUnchecked);
+                    assertEquals(a, b, what + ": rows done from " + row);
+                    if (a < rows) {
+                        assertEquals(Float.NEGATIVE_INFINITY, shifts[a], what + ": refused row " + a);
+                    }
+                    row = a + 1;
+                }
+                assertSameBits(checked, unchecked, what + ": elements");
+                assertSameBits(sumsChecked, sumsUnchecked, what + ": partial sums");
+            }
+        }
+    }
 }

@@ -33,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  *       masking are single IEEE operations per element. Elements
  *       outside {@code [off, off + n)} are never written.</li>
  *   <li>{@link RowOps#max}, {@link RowOps#maxIgnoringNaN}, {@link RowOps#anyAbove}, {@link RowOps#anyNonFinite} and
- *       {@link RowOps#copyFinite} (which also copies exactly) return identical results: the
+ *       {@link RowOps#copyFinite} (which also copies exactly, line by line) return identical results: the
  *       maximum of the same values is exact in any order ({@code Math.max} is commutative and
  *       associative, NaN and signed zeros included).</li>
  *   <li>Sums ({@link RowOps#expShiftSum}, and the partial sums of
@@ -149,20 +149,31 @@ class RowOpsAgreementTest {
                         "anyAbove " + what);
                 assertEquals(scalar.anyNonFinite(r.data(), r.off(), n), vector.anyNonFinite(r.data(), r.off(), n),
                         "anyNonFinite " + what);
+                // Up to three lines at a stride within the row's array (lines may overlap in the
+                // source; the values around the row, specials among them, count only where read).
+                int lines = 1 + random.nextInt(3);
+                int room = r.data().length - r.off() - n;
+                int srcStride = lines == 1 ? 0 : random.nextInt(room / (lines - 1) + 1);
+                int dstStride = n + random.nextInt(3);
                 boolean finite = true;
-                for (int j = 0; j < n; j++) {
-                    finite &= Float.isFinite(r.data()[r.off() + j]);
+                for (int line = 0; line < lines; line++) {
+                    for (int j = 0; j < n; j++) {
+                        finite &= Float.isFinite(r.data()[r.off() + line * srcStride + j]);
+                    }
                 }
                 int to = random.nextInt(4);
+                String copy = what + " lines=" + lines + " strides=" + srcStride + "/" + dstStride;
                 for (RowOps ops : new RowOps[] {scalar, vector}) {
-                    float[] dst = new float[to + n + 3];
+                    float[] dst = new float[to + lines * dstStride + 3];
                     Arrays.fill(dst, -7f);
-                    assertEquals(finite, ops.copyFinite(r.data(), r.off(), dst, to, n),
-                            ops.getClass().getSimpleName() + " copyFinite " + what);
+                    assertEquals(finite, ops.copyFinite(r.data(), r.off(), srcStride, dst, to, dstStride, lines, n),
+                            ops.getClass().getSimpleName() + " copyFinite " + copy);
                     float[] expected = new float[dst.length];
                     Arrays.fill(expected, -7f);
-                    System.arraycopy(r.data(), r.off(), expected, to, n);
-                    assertSameBits(expected, dst, ops.getClass().getSimpleName() + " copyFinite " + what);
+                    for (int line = 0; line < lines; line++) {
+                        System.arraycopy(r.data(), r.off() + line * srcStride, expected, to + line * dstStride, n);
+                    }
+                    assertSameBits(expected, dst, ops.getClass().getSimpleName() + " copyFinite " + copy);
                 }
             }
         }
