@@ -36,10 +36,16 @@ import static io.github.attn4j.internal.kernel.ExpFloat.TANH_SMALL;
 import static io.github.attn4j.internal.kernel.ExpFloat.TWO_LOG2E;
 
 /**
- * The row loops on {@link Vectors#SPECIES}, with a scalar tail for the last {@code n % LANES}
- * elements. Vector values are written inside each loop body rather than passed to helpers: a
- * helper taking vectors that C2 does not inline boxes them on every call. Lane sums are added in
- * lane order, so the result does not depend on the JIT's reduction order.
+ * The row loops on {@link Vectors#SPECIES}; the last {@code n % LANES} elements take one masked
+ * step (the loops the attention runs per row) or a scalar tail. Vector values are written inside
+ * each loop body, the exponential's polynomial too, rather than passed to helpers: a helper
+ * taking vectors that C2 does not inline boxes them on every call, and whether it inlines one
+ * depends on what it compiled first. A grid run of session 29 caught a JMH fork in which the
+ * attention's exponential went through such a helper ({@code exp2}, shared by the loop, its
+ * masked tail and the soft-cap since session 28): {@code forward(.., out)} at L = 2048, causal,
+ * two threads, allocated 184 MiB per call and took 41 ms against 30 (jmh/README.md, "An
+ * exponential helper that C2 did not inline"). Lane sums are added in lane order, so the result
+ * does not depend on the JIT's reduction order.
  */
 final class VectorRowOps implements RowOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
@@ -115,39 +121,44 @@ final class VectorRowOps implements RowOps {
             FloatVector sum = FloatVector.fromArray(S, sums, r * L);
             int j = 0;
             for (; j <= n - L; j += L) {
-                FloatVector e = exp2(FloatVector.fromArray(S, x, row + j).sub(sh));
+                FloatVector a = FloatVector.fromArray(S, x, row + j).sub(sh);
+                VectorMask<Float> under = a.compare(VectorOperators.LT, EXP2_LO);
+                FloatVector kf = a.add(ROUND);
+                FloatVector rest = a.sub(kf.sub(ROUND));
+                FloatVector p = rest.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
+                p = p.fma(rest, FloatVector.broadcast(S, Q4));
+                p = p.fma(rest, FloatVector.broadcast(S, Q3));
+                p = p.fma(rest, FloatVector.broadcast(S, Q2));
+                p = p.fma(rest, FloatVector.broadcast(S, Q1));
+                p = p.fma(rest, FloatVector.broadcast(S, 1f));
+                IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
+                FloatVector e = p.mul(bits.reinterpretAsFloats()).blend(0f, under);
                 e.intoArray(x, row + j);
                 sum = sum.add(e);
             }
             if (j < n) {
-                // The tail in one masked step: lanes past n add +0 to their partial sums, which
-                // changes no bit (the sums are never -0), so the sums are the scalar tail's.
+                // The tail in one masked step, the same lanes as the loop: lanes past n add +0
+                // to their partial sums, which changes no bit (the sums are never -0), so the
+                // sums are the scalar tail's.
                 VectorMask<Float> tail = S.indexInRange(j, n);
-                FloatVector e = exp2(FloatVector.fromArray(S, x, row + j, tail).sub(sh)).blend(0f, tail.not());
+                FloatVector a = FloatVector.fromArray(S, x, row + j, tail).sub(sh);
+                VectorMask<Float> under = a.compare(VectorOperators.LT, EXP2_LO).or(tail.not());
+                FloatVector kf = a.add(ROUND);
+                FloatVector rest = a.sub(kf.sub(ROUND));
+                FloatVector p = rest.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
+                p = p.fma(rest, FloatVector.broadcast(S, Q4));
+                p = p.fma(rest, FloatVector.broadcast(S, Q3));
+                p = p.fma(rest, FloatVector.broadcast(S, Q2));
+                p = p.fma(rest, FloatVector.broadcast(S, Q1));
+                p = p.fma(rest, FloatVector.broadcast(S, 1f));
+                IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
+                FloatVector e = p.mul(bits.reinterpretAsFloats()).blend(0f, under);
                 e.intoArray(x, row + j, tail);
                 sum = sum.add(e);
             }
             sum.intoArray(sums, r * L);
         }
         return r1;
-    }
-
-    /**
-     * {@link ExpFloat#exp2} in every lane, for arguments at most {@code EXP2_HI}: those below
-     * {@code EXP2_LO} give 0 by a blend of the result (see {@link #exp2ShiftAccumulateRows}).
-     */
-    private static FloatVector exp2(FloatVector a) {
-        VectorMask<Float> under = a.compare(VectorOperators.LT, EXP2_LO);
-        FloatVector kf = a.add(ROUND);
-        FloatVector rest = a.sub(kf.sub(ROUND));
-        FloatVector p = rest.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
-        p = p.fma(rest, FloatVector.broadcast(S, Q4));
-        p = p.fma(rest, FloatVector.broadcast(S, Q3));
-        p = p.fma(rest, FloatVector.broadcast(S, Q2));
-        p = p.fma(rest, FloatVector.broadcast(S, Q1));
-        p = p.fma(rest, FloatVector.broadcast(S, 1f));
-        IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
-        return p.mul(bits.reinterpretAsFloats()).blend(0f, under);
     }
 
     @Override
@@ -302,9 +313,19 @@ final class VectorRowOps implements RowOps {
             p = p.fma(u, FloatVector.broadcast(S, T1));
             p = p.fma(u, FloatVector.broadcast(S, T0));
             FloatVector small = a.mul(u).fma(p, a);
-            // exp2(a · 2 log2 e) as in exp2ShiftAccumulateRows, clamped above first (a >= 0, so
-            // the lower clamp never applies).
-            FloatVector e = exp2(a.mul(TWO_LOG2E).min(EXP2_HI));
+            // exp2(a · 2 log2 e), the steps of exp2ShiftAccumulateRows, clamped above first (a >= 0,
+            // so no argument is below EXP2_LO).
+            FloatVector arg = a.mul(TWO_LOG2E).min(EXP2_HI);
+            FloatVector kf = arg.add(ROUND);
+            FloatVector rest = arg.sub(kf.sub(ROUND));
+            FloatVector q = rest.fma(FloatVector.broadcast(S, Q6), FloatVector.broadcast(S, Q5));
+            q = q.fma(rest, FloatVector.broadcast(S, Q4));
+            q = q.fma(rest, FloatVector.broadcast(S, Q3));
+            q = q.fma(rest, FloatVector.broadcast(S, Q2));
+            q = q.fma(rest, FloatVector.broadcast(S, Q1));
+            q = q.fma(rest, FloatVector.broadcast(S, 1f));
+            IntVector bits = ((IntVector) kf.reinterpretAsInts()).add(BIAS).lanewise(VectorOperators.LSHL, 23);
+            FloatVector e = q.mul(bits.reinterpretAsFloats());
             FloatVector large = FloatVector.broadcast(S, 1f).sub(FloatVector.broadcast(S, 2f).div(e.add(1f)));
             FloatVector t = large.blend(small, a.compare(VectorOperators.LT, TANH_SMALL));
             IntVector sign = ((IntVector) v.reinterpretAsInts()).and(0x80000000);
