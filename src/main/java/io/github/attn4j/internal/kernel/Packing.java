@@ -57,9 +57,9 @@ final class Packing {
      */
     static void gatherScaledRows(float[] src, int[] rowOffsets, int rows, int depth, float scale, float[] dst) {
         // One pass per row on the kernels' row loops (C2 left a plain gather-and-multiply loop
-        // scalar). A copy followed by one scaling pass over the tile, the same bits, took 1.7
-        // times as long (48 rows of 64 from L2: 610 against 360 ns; jmh/README.md, "Values
-        // copied by runs of tokens").
+        // scalar). A copy followed by one scaling pass over the tile, the same bits, took 1.7 to
+        // 2.4 times as long (48 rows of 64 from L2: 610 against 256 to 360 ns; jmh/README.md,
+        // "Values copied by runs of tokens").
         for (int r = 0; r < rows; r++) {
             Kernels.ROWS.scaleInto(src, rowOffsets[r], depth, scale, dst, r * depth);
         }
