@@ -49,6 +49,13 @@ public final class AttentionKernel {
      * so a chunk of four tiles pays at most about 12% more.
      */
     static final int MIN_CHUNK_TILES = 4;
+    /**
+     * Most query tiles per chunk when the chunks would otherwise be whole sources of many tiles:
+     * with few long tasks (8 heads at L = 8192: 8 tasks of 171 tiles) a core that runs slower
+     * for a while, as a shared or hybrid core does, leaves the other idle at the end of the call
+     * for up to a whole task. Chunks of at most 32 tiles pay at most about 2% more packing.
+     */
+    static final int MAX_CHUNK_TILES = 32;
     /** Keys per split when a source has a single query tile (decoding): 2048, eight key tiles. */
     static final int SPLIT = 8 * BK;
     /**
@@ -177,8 +184,9 @@ public final class AttentionKernel {
      * Chunks per source for {@link #packedInTask} on {@code threads} threads, or 0 when
      * packing every source first for all tasks is the better plan: 1 on one thread or when the
      * sources keep every thread busy ({@link #PACK_IN_TASK} per thread, or a multiple of the
-     * thread count, all of them costing about the same), else the fewest chunks that do, as long
-     * as each keeps {@link #MIN_CHUNK_TILES} query tiles.
+     * thread count, all of them costing about the same, of at most {@link #MAX_CHUNK_TILES} tiles
+     * each), else the fewest chunks that do, as long as each keeps {@link #MIN_CHUNK_TILES} query
+     * tiles.
      */
     static int chunksPerSource(int sources, int threads, int queryTiles) {
         if (queryTiles <= 1) {
@@ -186,7 +194,8 @@ public final class AttentionKernel {
         }
         for (int c = 1; c <= Math.max(1, queryTiles / MIN_CHUNK_TILES); c++) {
             long tasks = (long) sources * c;
-            if (threads == 1 || tasks >= (long) PACK_IN_TASK * threads || tasks % threads == 0) {
+            boolean even = tasks % threads == 0 && (queryTiles + c - 1) / c <= MAX_CHUNK_TILES;
+            if (threads == 1 || tasks >= (long) PACK_IN_TASK * threads || even) {
                 return c;
             }
         }

@@ -31,6 +31,15 @@ class ChunksPerSourceTest {
     }
 
     @Test
+    void longSourcesAreCutIntoChunksOfAtMost32Tiles() {
+        assertEquals(4, AttentionKernel.chunksPerSource(8, 2, 171));    // 8 heads at L = 8192: 32 tasks
+        assertEquals(2, AttentionKernel.chunksPerSource(8, 2, 43));     // L = 2048: 16 chunks of 21 or 22 tiles
+        assertEquals(2, AttentionKernel.chunksPerSource(2, 2, 64));     // 4 chunks of 32 tiles
+        assertEquals(4, AttentionKernel.chunksPerSource(1, 2, 100));    // 3 would be odd; 4 of 25 tiles
+        assertEquals(1, AttentionKernel.chunksPerSource(8, 2, 32));     // 32 tiles: whole sources
+    }
+
+    @Test
     void chunksTooShortMeanPackingFirst() {
         assertEquals(0, AttentionKernel.chunksPerSource(1, 2, 7));      // 2 chunks would have 3 or 4 tiles
         assertEquals(0, AttentionKernel.chunksPerSource(3, 2, 3));
