@@ -44,7 +44,7 @@ import java.util.Map;
  *
  * <p>Arguments are {@code key=value} pairs overriding the defaults {@code lengths=128,512,2048,8192
  * masks=none,causal,padding threads=1,2 encoders=32x128x384x12,4x512x768x12
- * encoderMasks=none,padding headWidths=64,32 peer=true warmup=3 iterations=5 time=1
+ * encoderMasks=none,padding headWidths=64,32 peer=true warmup=5 iterations=5 time=1
  * out=jmh/results/grid.json table=jmh/results/grid.md chart=jmh/results/grid.svg
  * readme=jmh/README.md summary=README.md}; an empty list ({@code encoders=}) skips that part, {@code peer=false}
  * skips ONNX Runtime, {@code time} is seconds per iteration, and relative paths resolve against
@@ -70,7 +70,7 @@ public final class Grid {
         defaults.put("encoderMasks", "none,padding");
         defaults.put("headWidths", "64,32");
         defaults.put("peer", "true");
-        defaults.put("warmup", "3");
+        defaults.put("warmup", "5");
         defaults.put("iterations", "5");
         defaults.put("time", "1");
         defaults.put("out", "jmh/results/grid.json");
