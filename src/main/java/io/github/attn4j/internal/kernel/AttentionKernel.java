@@ -50,10 +50,9 @@ public final class AttentionKernel {
      */
     static final int MIN_CHUNK_TILES = 4;
     /**
-     * Most query tiles per chunk when the chunks would otherwise be whole sources of many tiles:
-     * with few long tasks (8 heads at L = 8192: 8 tasks of 171 tiles) a core that runs slower
-     * for a while, as a shared or hybrid core does, leaves the other idle at the end of the call
-     * for up to a whole task. Chunks of at most 32 tiles pay at most about 2% more packing.
+     * Most query tiles per chunk: with few long tasks (8 heads at L = 8192: 8 of 171 tiles) a core
+     * that runs slower for a while (shared, hybrid) leaves the other idle for up to a whole task
+     * at the end of the call. Chunks of at most 32 tiles pay at most about 2% more packing.
      */
     static final int MAX_CHUNK_TILES = 32;
     /** Keys per split when a source has a single query tile (decoding): 2048, eight key tiles. */
