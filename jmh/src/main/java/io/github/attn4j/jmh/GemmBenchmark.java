@@ -33,8 +33,10 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  *   <li>{@code squarePacked}, {@code squareUnpacked}: {@code size x size x size}, B prepacked
  *       once by {@link Gemm#pack} or packed inside every call.</li>
  *   <li>{@code projectionPacked}, {@code projectionUnpacked}: the fused Q/K/V projection of
- *       {@code L} tokens of width 512, {@code (L x 512) * (512 x 1536)}, with B = W^T for a weight
- *       W stored {@code (1536, 512)} row-major, as {@code nn.Linear} keeps it.</li>
+ *       {@code L} tokens of width {@code E = dModel} (512 unless {@code -p dModel=...}),
+ *       {@code (L x E) * (E x 3E)}, with B = W^T for a weight W stored {@code (3E, E)} row-major,
+ *       as {@code nn.Linear} keeps it; {@code -p dModel=768 -p seqLen=2048} is BERT-base's
+ *       projection of four sequences of 512 tokens.</li>
  * </ul>
  * A multiplication of an {@code M x K} by a {@code K x N} matrix does {@code 2 * M * N * K}
  * floating-point operations, so
@@ -54,7 +56,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = "--add-modules=jdk.incubator.vector")
 public class GemmBenchmark {
-    /** Width of the model in the projection benchmark. */
+    /** Model width of {@link JlamaGemmBenchmark}'s projection, and of this class's by default ({@code dModel}). */
     static final int D_MODEL = 512;
     /** Output width of the fused Q/K/V projection. */
     static final int QKV = 3 * D_MODEL;
@@ -81,12 +83,16 @@ public class GemmBenchmark {
         }
     }
 
-    /** Projection operands: activations {@code L x 512}, weight {@code (1536, 512)} used as W^T. */
+    /** Projection operands: activations {@code L x E}, weight {@code (3E, E)} used as W^T. */
     @State(Scope.Thread)
     public static class Projection {
         /** Sequence length L (rows of the activations). */
         @Param({"512"})
         public int seqLen;
+
+        /** Model width E (the depth of the product; 3E output columns). */
+        @Param({"512"})
+        public int dModel;
 
         MatrixView x;
         MatrixView wTransposed;
@@ -96,10 +102,10 @@ public class GemmBenchmark {
         /** Random activations and weight, the weight packed once. */
         @Setup
         public void setup() {
-            x = MatrixView.rowMajor(random(seqLen * D_MODEL, 3), seqLen, D_MODEL);
-            wTransposed = MatrixView.rowMajor(random(QKV * D_MODEL, 4), 0, QKV, D_MODEL, D_MODEL).transpose();
+            x = MatrixView.rowMajor(random(seqLen * dModel, 3), seqLen, dModel);
+            wTransposed = MatrixView.rowMajor(random(3 * dModel * dModel, 4), 0, 3 * dModel, dModel, dModel).transpose();
             packedW = Gemm.pack(wTransposed);
-            y = new float[seqLen * QKV];
+            y = new float[seqLen * 3 * dModel];
         }
     }
 
@@ -117,17 +123,17 @@ public class GemmBenchmark {
         return s.c;
     }
 
-    /** {@code (L x 512) * (512 x 1536)} with the weight packed beforehand. */
+    /** {@code (L x E) * (E x 3E)} with the weight packed beforehand. */
     @Benchmark
     public float[] projectionPacked(Projection p) {
-        Gemm.multiply(p.x, p.packedW, p.y, 0, QKV, false);
+        Gemm.multiply(p.x, p.packedW, p.y, 0, 3 * p.dModel, false);
         return p.y;
     }
 
-    /** {@code (L x 512) * (512 x 1536)} reading the transposed weight in every call. */
+    /** {@code (L x E) * (E x 3E)} reading the transposed weight in every call. */
     @Benchmark
     public float[] projectionUnpacked(Projection p) {
-        Gemm.multiply(p.x, p.wTransposed, p.y, 0, QKV, false);
+        Gemm.multiply(p.x, p.wTransposed, p.y, 0, 3 * p.dModel, false);
         return p.y;
     }
 
@@ -162,7 +168,9 @@ public class GemmBenchmark {
             double gflops;
             if (name.contains("projection")) {
                 int seqLen = Integer.parseInt(r.getParams().getParam("seqLen"));
-                gflops = gflops(seqLen, QKV, D_MODEL, ms);
+                String width = r.getParams().getParam("dModel");
+                int dModel = width == null ? D_MODEL : Integer.parseInt(width);
+                gflops = gflops(seqLen, 3L * dModel, dModel, ms);
             } else {
                 int size = Integer.parseInt(r.getParams().getParam("size"));
                 gflops = gflops(size, size, size, ms);

@@ -16,8 +16,11 @@ package io.github.attn4j.internal.kernel;
  *           positive multiple of {@link Kernels#NR}
  */
 record Blocking(int kc, int mc, int nc, int nb) {
-    /** The block sizes tuned for the target machine (Zen 4: 32 KiB L1d, 1 MiB L2 per core). */
-    static final Blocking DEFAULT = new Blocking(512, 264, 2048, 256);
+    /**
+     * The block sizes tuned for AMD Zen 4 and Zen 5 (1 MiB L2 per core): K up to 768 in one block
+     * (BERT-base's width, 512, 384), with the A block and a B group together in L2 (see {@link Gemm}).
+     */
+    static final Blocking DEFAULT = new Blocking(768, 132, 2048, 128);
 
     Blocking {
         if (kc < 1) {

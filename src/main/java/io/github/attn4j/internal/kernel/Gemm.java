@@ -21,12 +21,14 @@ import java.util.Objects;
  *
  * <p>Block sizes ({@link Blocking#DEFAULT}), for AMD Zen 4 and Zen 5 (L1d 32 and 48 KiB, L2 1 MiB
  * per core, 32 MiB shared L3): MR = 6 or 12 rows ({@link VectorMicroKernel}) by NR = 2 vectors (32
- * floats with 16 lanes) in the micro-kernel's registers; KC = 512, so C makes few round trips to
- * memory; NB = 256, so an A micro-panel ({@code MR x KC}, 12 or 24 KiB) stays in L1 while it
- * sweeps a group of B micro-panels and that group ({@code KC x NB}, 512 KiB) stays in L2 while
- * the packed A block sweeps it; MC = 264 (A block {@code MC x KC}, 528 KiB); NC = 2048 (B block
- * {@code KC x NC}, 4 MiB, in L3). The measurements behind each size and the variants tried and
- * dropped (KC = 256 with twelve rows: 0 to 6% slower on Zen 5) are in {@code jmh/README.md}.
+ * floats with 16 lanes) in the micro-kernel's registers; KC = 768, so a product of depth up to 768
+ * (the projections of BERT-base, of E = 512 and of MiniLM) is one K block and writes C once,
+ * instead of writing it, reading it back and writing it again from memory; MC = 132 and NB = 128,
+ * so that the packed A block ({@code MC x KC}, 396 KiB) and the group of B micro-panels that it
+ * sweeps ({@code KC x NB}, 384 KiB) are in L2 together, and an A micro-panel ({@code MR x KC},
+ * 18 or 36 KiB) stays in L1 while it sweeps that group; NC = 2048 (a B block packed in the call,
+ * {@code KC x NC}, 6 MiB, in L3). The measurements behind each size and the variants tried and
+ * dropped are in {@code jmh/README.md} ("GEMM tuning", "One K block up to K = 768").
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
  * summed by one micro-kernel or decode-product call, in increasing p), whatever the blocking of
@@ -41,7 +43,7 @@ import java.util.Objects;
  * has the bits of the float32 product with the rounded values, on every thread count.
  *
  * <p>Working buffers are per thread (a {@link ThreadLocal} holding at most
- * {@code MC * KC + KC * NC} floats, 4.5 MiB, plus {@code KC * NB} floats, 512 KiB, for widened
+ * {@code MC * KC + KC * NC} floats, 6.4 MiB, plus {@code KC * NB} floats, 384 KiB, for widened
  * 16-bit panels, sized to the largest call so far), so concurrent calls from several threads
  * are safe. C's elements must not overlap those read through {@code a} or {@code b}.
  */
