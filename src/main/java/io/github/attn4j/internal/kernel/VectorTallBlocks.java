@@ -22,7 +22,7 @@ import static io.github.attn4j.internal.kernel.VectorMicroKernel.NR;
  *
  * <p>Blocks of seven or eight rows take {@link #eightRows}, the same loop without rows 8 to 11:
  * a product of 128 rows ends in eight (10 x 12 + 8), one of 512 rows too (row blocks of MC =
- * 264: 22 x 12, then 20 x 12 + 8), and so does the last query tile of an attention head at
+ * 132: three of 11 x 12, then 9 x 12 + 8), and so does the last query tile of an attention head at
  * L = 128 or 512 (32 rows: 12 + 12 + 8); the twelve-row loop computed four rows there for
  * nothing. The GEMM of a 128-token fused projection (128 x 1536 x 512) then takes 2 to 4% less
  * time, a forward at L = 128 about 3% less, and an eight-row product 0.71x (jmh/README.md,
