@@ -58,7 +58,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 public class GemmBenchmark {
     /** Model width of {@link JlamaGemmBenchmark}'s projection, and of this class's by default ({@code dModel}). */
     static final int D_MODEL = 512;
-    /** Output width of the fused Q/K/V projection. */
+    /** Output width of {@link JlamaGemmBenchmark}'s fused Q/K/V projection ({@code 3 * D_MODEL}). */
     static final int QKV = 3 * D_MODEL;
 
     /** Square operands. */
