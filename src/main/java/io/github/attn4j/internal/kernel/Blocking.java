@@ -14,13 +14,22 @@ package io.github.attn4j.internal.kernel;
  * @param nc columns of a packed block of B, a positive multiple of {@link Kernels#NR}
  * @param nb columns of the group of B micro-panels that each A micro-panel sweeps in turn, a
  *           positive multiple of {@link Kernels#NR}
+ * @param depthColumns products over at least this many columns (of one task) pack A's full
+ *           micro-panels by depth when the micro-kernel reads them so
+ *           ({@link MicroKernel#depthRows}), {@code >= 0}; {@link Integer#MAX_VALUE}: never
  */
-record Blocking(int kc, int mc, int nc, int nb) {
+record Blocking(int kc, int mc, int nc, int nb, int depthColumns) {
     /**
      * The block sizes tuned for AMD Zen 4 and Zen 5 (1 MiB L2 per core): K up to 768 in one block
-     * (BERT-base's width, 512, 384), with the A block and a B group together in L2 (see {@link Gemm}).
+     * (BERT-base's width, 512, 384), with the A block and a B group together in L2; A packed by
+     * depth for tasks of 1024 columns or more (see {@link Gemm}).
      */
-    static final Blocking DEFAULT = new Blocking(768, 132, 2048, 128);
+    static final Blocking DEFAULT = new Blocking(768, 132, 2048, 128, 1024);
+
+    /** Block sizes that always pack A row-major. */
+    Blocking(int kc, int mc, int nc, int nb) {
+        this(kc, mc, nc, nb, Integer.MAX_VALUE);
+    }
 
     Blocking {
         if (kc < 1) {
@@ -37,6 +46,9 @@ record Blocking(int kc, int mc, int nc, int nb) {
         if (nb < Kernels.NR || nb % Kernels.NR != 0) {
             throw new IllegalArgumentException("nb must be a positive multiple of NR (" + Kernels.NR
                     + "), got " + nb);
+        }
+        if (depthColumns < 0) {
+            throw new IllegalArgumentException("depthColumns must be >= 0, got " + depthColumns);
         }
     }
 }

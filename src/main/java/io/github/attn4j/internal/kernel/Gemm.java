@@ -12,7 +12,7 @@ import java.util.Objects;
  * <pre>
  * for jc in 0..N step NC              B block kc x nc  -> L3 (shared, 32 MiB)
  *   for pc in 0..K step KC            pack B[pc:pc+kc, jc:jc+nc] (or use the prepacked block)
- *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] row after row (MR-row micro-panels)
+ *     for ic in 0..M step MC          pack A[ic:ic+mc, pc:pc+kc] in MR-row micro-panels (row-major, or by depth)
  *       for jb in 0..nc step NB       group of B micro-panels kc x nb -> L2 (1 MiB per core)
  *         for ir in 0..mc step MR     A micro-panel MR x kc -> L1 (32 to 48 KiB per core)
  *           for jr in jb..jb+nb step NR   (one MicroKernel.blocks call)
@@ -29,6 +29,15 @@ import java.util.Objects;
  * 18 or 36 KiB) stays in L1 while it sweeps that group; NC = 2048 (a B block packed in the call,
  * {@code KC x NC}, 6 MiB, in L3). The measurements behind each size and the variants tried and
  * dropped are in {@code jmh/README.md} ("GEMM tuning", "One K block up to K = 768").
+ *
+ * <p>A task whose columns number at least {@link Blocking#depthColumns} (1024 by default: the
+ * fused projections) packs A's full twelve-row micro-panels by depth, twelve floats per step of
+ * the reduction, when the micro-kernel reads that layout ({@link MicroKernel#depthBlocks}):
+ * C2 compiles the row-major twelve-row loop into about 62 instructions per 24 FMAs, which a
+ * 6-wide Intel core cannot issue in the 12 cycles of the FMAs, and the by-depth loop took the
+ * fused projections 6 to 11% less time on an Intel Xeon (Emerald Rapids). The transposing copy
+ * costs about 0.7 ns per element against 0.12 for a row-major one, which fewer columns do not
+ * pay back (jmh/README.md, "The first Intel core"). Same bits either way.
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
  * summed by one micro-kernel or decode-product call, in increasing p), whatever the blocking of
@@ -314,7 +323,7 @@ public final class Gemm {
                         int kc = Math.min(kcMax, k - pc);
                         BlockOfB block = own.block().set(bBuf, half, packed.blockOffset(pc, kc, jcBlock), pc, kc, jcBlock,
                                 accumulate || pc > 0);
-                        rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), splitColumns ? 0 : r,
+                        rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(), splitColumns ? 0 : r,
                                 splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
                                 Math.min(nc, (int) ((long) panels * (slice + 1) / slices) * NR), own.a(aSize));
                     }
@@ -331,7 +340,7 @@ public final class Gemm {
                 }
                 if (threads == 1) {
                     BlockOfB block = ws.block().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
-                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), 0, rowBlockCount, 0, nc,
+                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(), 0, rowBlockCount, 0, nc,
                             ws.a(aSize));
                     continue;
                 }
@@ -339,7 +348,7 @@ public final class Gemm {
                 Parallel.forEach(threads, rowTasks * slices, (t, worker) -> {
                     int r = t / slices;
                     int slice = t % slices;
-                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), splitColumns ? 0 : r,
+                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(), splitColumns ? 0 : r,
                             splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
                             Math.min(nc, (int) ((long) panels * (slice + 1) / slices) * NR),
                             GemmWorkspace.current().a(aSize));
@@ -359,12 +368,15 @@ public final class Gemm {
      * element is still one micro-kernel call per K block, so the split changes no bit.
      */
     static void rowBlocks(MatrixView a, int aRow0, int m, BlockOfB block, float[] c, int cOffset, int ldc, int mcMax,
-                          int nb, int firstBlock, int endBlock, int jFrom, int jTo, float[] aBuf) {
+                          int nb, int depthColumns, int firstBlock, int endBlock, int jFrom, int jTo, float[] aBuf) {
         for (int r = firstBlock; r < endBlock; r++) {
             int ic = r * mcMax;
             int mc = Math.min(mcMax, m - ic);
-            Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf);
-            MacroKernel.run(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc);
+            // By depth only where every micro-panel goes through the micro-kernel (more than MR
+            // rows, so none of MacroKernel's per-row loops) and enough columns pay for the copy.
+            int depthRows = mc > Kernels.MR && jTo - jFrom >= depthColumns ? Kernels.MICRO.depthRows() : 0;
+            Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf, depthRows);
+            MacroKernel.run(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc, depthRows);
         }
     }
 

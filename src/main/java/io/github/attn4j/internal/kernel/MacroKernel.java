@@ -42,7 +42,7 @@ final class MacroKernel {
      * a time.
      */
     static void run(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
-                    float[] c, int cOff, int ldc) {
+                    float[] c, int cOff, int ldc, int depthRows) {
         int kc = block.kc();
         PackedMatrix half = block.half();
         boolean perPanel = mc <= MR;
@@ -66,7 +66,10 @@ final class MacroKernel {
                     // float32 panels, or 16-bit ones widened above: one call sweeps the group's
                     // panels with the A micro-panel (row-major, lda = kc) in L1. At most
                     // SINGLE_ROW_LOOPS rows imply perPanel, so those panels are float32.
-                    if (mc <= SINGLE_ROW_LOOPS) {
+                    if (mr == depthRows) {
+                        Kernels.MICRO.depthBlocks(kc, aBuf, ir * kc, b, bBase + jb * kc, NR * kc, panels,
+                                c, cAt, ldc, lastNr, block.accumulate());
+                    } else if (mc <= SINGLE_ROW_LOOPS) {
                         Kernels.DECODE.floatProduct(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
                                 c, cAt, ldc, mr, lastNr, block.accumulate());
                     } else {

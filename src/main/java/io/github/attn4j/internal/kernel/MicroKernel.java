@@ -11,7 +11,8 @@ package io.github.attn4j.internal.kernel;
  * <ul>
  *   <li>A is row-major: element (i, p) is {@code a[aOff + i * lda + p]}; only rows {@code i < mr}
  *       are read. That covers activations read in place (softmax weights, the attention's query
- *       tiles) and the GEMM's packed A micro-panels ({@link Packing#packA}, {@code lda = kc}).</li>
+ *       tiles) and the GEMM's packed A micro-panels ({@link Packing#packA}, {@code lda = kc});
+ *       {@link #depthBlocks} reads a GEMM micro-panel packed by depth instead.</li>
  *   <li>B is a packed panel: row p is the {@link #nr()} floats at {@code b[bOff + p * nr()]},
  *       zero padded past the last real column.</li>
  *   <li>C element (i, j) is {@code c[cOff + i * ldc + j]}; only the {@code mr x nr} corner is
@@ -52,6 +53,25 @@ interface MicroKernel {
      * {@code panels}, so a kernel whose set-up is not free pays it once: this is what makes short
      * reductions (attention's head width) cheap.
      */
+    /**
+     * Rows of the A micro-panels that {@link #depthBlocks} reads packed by depth, or 0 when this
+     * kernel reads A only row-major.
+     */
+    default int depthRows() {
+        return 0;
+    }
+
+    /**
+     * {@link #blocks} for {@code mr = }{@link #depthRows()} rows of A packed by depth: element
+     * (i, p) at {@code a[aOff + p * depthRows() + i]}, one run of memory and one index for the
+     * whole micro-panel ({@link Packing#packA}). Same reduction order, so the same bits as
+     * {@link #blocks} on the same values row-major.
+     */
+    default void depthBlocks(int kc, float[] a, int aOff, float[] b, int bOff, int bStride, int panels,
+                             float[] c, int cOff, int ldc, int lastNr, boolean accumulate) {
+        throw new UnsupportedOperationException("this micro-kernel reads A only row-major");
+    }
+
     default void blocks(int kc, float[] a, int aOff, int lda, float[] b, int bOff, int bStride, int panels,
                         float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
         for (int t = 0; t < panels; t++) {

@@ -28,23 +28,68 @@ final class Packing {
     private Packing() {
     }
 
+    /** Depth steps per piece of {@link #packByDepth}: a 64-byte line of each of the rows read at a time. */
+    private static final int DEPTH_PIECE = 16;
+
     /**
      * Packs rows {@code [i0, i0 + mc)} and columns {@code [p0, p0 + kc)} of {@code a} into the
      * first {@code mc * kc} floats of {@code dst}, row after row.
      */
     static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst) {
+        packA(a, i0, mc, p0, kc, dst, 0);
+    }
+
+    /**
+     * {@link #packA(MatrixView, int, int, int, int, float[])} with its full groups of
+     * {@code depthRows} rows (if {@code depthRows > 0}) packed by depth instead, as
+     * {@link MicroKernel#depthBlocks} reads them: group g's element (i, p) at
+     * {@code g * depthRows * kc + p * depthRows + i}. The rows past the last full group stay
+     * row-major after them, so every group starts where it starts row-major.
+     */
+    static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst, int depthRows) {
+        int deep = depthRows > 0 ? mc / depthRows * depthRows : 0;
+        for (int g = 0; g < deep; g += depthRows) {
+            packByDepth(a, i0 + g, depthRows, p0, kc, dst, g * kc);
+        }
+        packRows(a, i0 + deep, mc - deep, p0, kc, dst, deep * kc);
+    }
+
+    /** {@code rows} rows of A by depth into {@code dst} from {@code to}: read a line per row, written in order. */
+    private static void packByDepth(MatrixView a, int i0, int rows, int p0, int kc, float[] dst, int to) {
+        float[] src = a.data();
+        int rs = a.rowStride();
+        int cs = a.colStride();
+        int from = a.offset() + i0 * rs + p0 * cs;
+        if (cs != 1) {
+            stepByStep(src, from, rs, cs, rows, kc, dst, to, rows, 1);
+            return;
+        }
+        for (int q0 = 0; q0 < kc; q0 += DEPTH_PIECE) {
+            int steps = Math.min(DEPTH_PIECE, kc - q0);
+            for (int i = 0; i < rows; i++) {
+                int s = from + i * rs + q0;
+                int d = to + q0 * rows + i;
+                for (int q = 0; q < steps; q++) {
+                    dst[d + q * rows] = src[s + q];
+                }
+            }
+        }
+    }
+
+    /** {@code mc} rows of A row after row into {@code dst} from {@code to}. */
+    private static void packRows(MatrixView a, int i0, int mc, int p0, int kc, float[] dst, int to) {
         float[] src = a.data();
         int rs = a.rowStride();
         int cs = a.colStride();
         int from = a.offset() + i0 * rs + p0 * cs;
         if (cs == 1) {
             for (int i = 0; i < mc; i++) {
-                System.arraycopy(src, from + i * rs, dst, i * kc, kc);
+                System.arraycopy(src, from + i * rs, dst, to + i * kc, kc);
             }
         } else if (cs < rs) {
-            lineByLine(src, from, rs, cs, mc, kc, dst, 0, 1, kc);
+            lineByLine(src, from, rs, cs, mc, kc, dst, to, 1, kc);
         } else {
-            stepByStep(src, from, rs, cs, mc, kc, dst, 0, 1, kc);
+            stepByStep(src, from, rs, cs, mc, kc, dst, to, 1, kc);
         }
     }
 

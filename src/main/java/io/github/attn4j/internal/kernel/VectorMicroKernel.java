@@ -74,6 +74,20 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     @Override
+    public int depthRows() {
+        return rows == VectorTallBlocks.ROWS ? VectorTallBlocks.ROWS : 0;
+    }
+
+    @Override
+    public void depthBlocks(int kc, float[] a, int aOff, float[] b, int bOff, int bStride, int panels,
+                            float[] c, int cOff, int ldc, int lastNr, boolean accumulate) {
+        if (rows != VectorTallBlocks.ROWS) {
+            throw new UnsupportedOperationException("A packed by depth needs the twelve-row block, this one has " + rows);
+        }
+        VectorDepthBlocks.blocks(kc, a, aOff, b, bOff, bStride, panels, c, cOff, ldc, lastNr, accumulate);
+    }
+
+    @Override
     public void block(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
                       float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
         blocks(kc, a, aOff, lda, b, bOff, 0, 1, c, cOff, ldc, mr, nr, accumulate);

@@ -38,7 +38,8 @@ class GemmTest {
             Generate.range(1, 40).generate(in),
             MR * Generate.range(1, 6).generate(in),
             NR * Generate.range(1, 3).generate(in),
-            NR * Generate.range(1, 3).generate(in));
+            NR * Generate.range(1, 3).generate(in),
+            Generate.pick(List.of(0, NR, 2 * NR, Integer.MAX_VALUE)).generate(in));
 
     private static float[] run(GemmCase t, boolean packed, Blocking blocking) {
         float[] c = t.c();
@@ -123,17 +124,55 @@ class GemmTest {
 
     /**
      * The reduction order of an element depends on KC only: the MC, NC and column group blocking,
-     * and packing B beforehand, give bit-identical results. A parallel split of the row blocks relies on this.
+     * A packed by depth or row-major, and packing B beforehand, give bit-identical results. A
+     * parallel split of the row blocks relies on this.
      */
     @Test
     void resultBitsDoNotDependOnRowOrColumnBlockingNorOnPrepacking() {
         qt().withExamples(100).forAll(cases(Generate.range(0, 120)), SMALL_BLOCKING, SMALL_BLOCKING)
                 .checkAssert((t, b1, b2) -> {
-                    Blocking other = new Blocking(b1.kc(), b2.mc(), b2.nc(), b2.nb());
+                    Blocking other = new Blocking(b1.kc(), b2.mc(), b2.nc(), b2.nb(), b2.depthColumns());
                     float[] expected = run(t, false, b1);
                     assertArrayEquals(expected, run(t, true, other), t + " " + b1 + " vs packed " + other);
                     assertArrayEquals(expected, run(t, false, other), t + " " + b1 + " vs " + other);
                 });
+    }
+
+    /**
+     * A packed by depth (every full micro-panel, whenever the micro-kernel reads it so) gives the
+     * bits of A packed row-major, over shapes that end in partial micro-panels and partial column
+     * panels, with several K blocks, accumulating or not, A transposed or not; and the reference.
+     */
+    @Test
+    void aPackedByDepthGivesTheBitsOfRowMajor() {
+        qt().withExamples(150).forAll(cases(Generate.range(0, 90)), SMALL_BLOCKING)
+                .checkAssert((t, b) -> {
+                    Blocking rowMajor = new Blocking(b.kc(), b.mc(), b.nc(), b.nb(), Integer.MAX_VALUE);
+                    Blocking byDepth = new Blocking(b.kc(), b.mc(), b.nc(), b.nb(), 0);
+                    float[] expected = run(t, false, rowMajor);
+                    t.assertMatchesReference(t.c(), expected);
+                    assertArrayEquals(expected, run(t, false, byDepth), t + " " + byDepth);
+                    assertArrayEquals(expected, run(t, true, byDepth), t + " packed, " + byDepth);
+                });
+    }
+
+    /** The packing itself: full groups by depth, the rest row-major after them. */
+    @Test
+    void packByDepthPutsEachGroupStepAfterStep() {
+        int rows = 2 * MR + 5, kc = 37;
+        float[] src = new float[rows * 40];
+        for (int i = 0; i < src.length; i++) {
+            src[i] = i;
+        }
+        MatrixView a = MatrixView.rowMajor(src, rows, 40);
+        float[] dst = new float[rows * kc];
+        Packing.packA(a, 0, rows, 2, kc, dst, MR);
+        for (int i = 0; i < rows; i++) {
+            for (int p = 0; p < kc; p++) {
+                int at = i < rows / MR * MR ? i / MR * MR * kc + p * MR + i % MR : i * kc + p;
+                assertEquals(src[i * 40 + 2 + p], dst[at], "row " + i + ", depth " + p);
+            }
+        }
     }
 
     @Test
@@ -149,9 +188,9 @@ class GemmTest {
         float[] split = t.c();
         BlockOfB block = new BlockOfB().set(packedB, null, 0, 0, 30, 0, false);
         int blocks = (50 + 2 * MR - 1) / (2 * MR);
-        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 2, blocks, 0, 70, aBuf);
-        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, NR, 70, aBuf);
-        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, 0, NR, aBuf);
+        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, blocks, 0, 70, aBuf);
+        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, Integer.MAX_VALUE, 0, 2, NR, 70, aBuf);
+        Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 0, 2, 0, NR, aBuf);
         assertArrayEquals(whole, split);
     }
 

@@ -69,6 +69,78 @@ class MicroKernelTest {
         }
     }
 
+    /**
+     * {@link MicroKernel#depthBlocks} on the twelve-row block, A packed by depth: every element
+     * has the bits of its fused multiply-add chain (so those of {@link MicroKernel#blocks} on the
+     * same rows row-major), over every panel width, depth, panel count and with or without
+     * accumulation; nothing outside the corner is written. Vector paths only (the scalar kernel
+     * reads A row-major only).
+     */
+    @Test
+    void depthBlocksGiveTheBitsOfOneFmaChainPerElement() {
+        if (Kernels.vectorBits() == 0) {
+            assertEquals(0, Kernels.MICRO.depthRows());
+            return;
+        }
+        MicroKernel tall = new VectorMicroKernel(VectorTallBlocks.ROWS);
+        assertEquals(VectorTallBlocks.ROWS, tall.depthRows());
+        assertEquals(0, new VectorMicroKernel(VectorMicroKernel.SHORT_ROWS).depthRows());
+        qt().withExamples(300).forAll(cases(VectorTallBlocks.ROWS, VectorMicroKernel.NR), Generate.range(1, 3))
+                .checkAssert((t, panels) -> checkByDepth(tall, t, panels));
+    }
+
+    private void checkByDepth(MicroKernel kernel, Case t, int n) {
+        int rows = kernel.depthRows();
+        int width = kernel.nr();
+        int kc = t.kc();
+        SplittableRandom random = new SplittableRandom(t.seed());
+        int aOff = 3;
+        float[] a = new float[aOff + rows * kc + 1];
+        Arrays.fill(a, Float.NaN);
+        for (int i = 0; i < rows; i++) {
+            for (int p = 0; p < kc; p++) {
+                a[aOff + p * rows + i] = RandomTensors.uniformValue(random);
+            }
+        }
+        int bOff = 1;
+        int bStride = kc * width + 5;
+        int cols = (n - 1) * width + t.nr();
+        float[] b = new float[bOff + n * bStride + width];
+        for (int q = 0; q < n; q++) {
+            for (int p = 0; p < kc; p++) {
+                for (int j = 0; j < width; j++) {
+                    b[bOff + q * bStride + p * width + j] = q * width + j < cols ? RandomTensors.uniformValue(random) : 0f;
+                }
+            }
+        }
+        int cOff = 2;
+        int ldc = n * width + 3;
+        float[] initial = new float[cOff + rows * ldc + 4];
+        Arrays.fill(initial, GemmCase.SENTINEL);
+        for (int i = 0; i < rows; i++) {
+            for (int j = 0; j < cols; j++) {
+                initial[cOff + i * ldc + j] = (float) random.nextDouble();
+            }
+        }
+        float[] c = initial.clone();
+        kernel.depthBlocks(kc, a, aOff, b, bOff, bStride, n, c, cOff, ldc, t.nr(), t.accumulate());
+        for (int at = 0; at < c.length; at++) {
+            int i = (at - cOff) / ldc;
+            int j = (at - cOff) % ldc;
+            if (at < cOff || i >= rows || j >= cols) {
+                assertEquals(GemmCase.SENTINEL, c[at], "written outside the " + rows + " x cols corner at " + at + " in " + t);
+                continue;
+            }
+            float chain = 0f;
+            for (int p = 0; p < kc; p++) {
+                chain = Math.fma(a[aOff + p * rows + i], b[bOff + j / width * bStride + p * width + j % width], chain);
+            }
+            float expected = t.accumulate() ? initial[at] + chain : chain;
+            assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(c[at]),
+                    "C(" + i + ", " + j + ") in " + t + ", " + n + " panels");
+        }
+    }
+
     private void check(Case t, int panels) {
         check(Kernels.MICRO, t, panels, false);
     }
