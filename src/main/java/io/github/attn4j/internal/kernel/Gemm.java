@@ -323,8 +323,8 @@ public final class Gemm {
                         int kc = Math.min(kcMax, k - pc);
                         BlockOfB block = own.block().set(bBuf, half, packed.blockOffset(pc, kc, jcBlock), pc, kc, jcBlock,
                                 accumulate || pc > 0);
-                        rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(), splitColumns ? 0 : r,
-                                splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
+                        rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(),
+                                splitColumns ? 0 : r, splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
                                 Math.min(nc, (int) ((long) panels * (slice + 1) / slices) * NR), own.a(aSize));
                     }
                 });
@@ -340,16 +340,16 @@ public final class Gemm {
                 }
                 if (threads == 1) {
                     BlockOfB block = ws.block().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
-                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(), 0, rowBlockCount, 0, nc,
-                            ws.a(aSize));
+                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(),
+                            0, rowBlockCount, 0, nc, ws.a(aSize));
                     continue;
                 }
                 BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
                 Parallel.forEach(threads, rowTasks * slices, (t, worker) -> {
                     int r = t / slices;
                     int slice = t % slices;
-                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(), splitColumns ? 0 : r,
-                            splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
+                    rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(),
+                            splitColumns ? 0 : r, splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
                             Math.min(nc, (int) ((long) panels * (slice + 1) / slices) * NR),
                             GemmWorkspace.current().a(aSize));
                 });
@@ -361,8 +361,9 @@ public final class Gemm {
      * The ic loop, for row blocks {@code [firstBlock, endBlock)} of the {@code m} rows of C (block
      * {@code r} covers rows {@code [r * mcMax, (r + 1) * mcMax)}, computed from rows {@code aRow0}
      * on of A) and block columns {@code [jFrom, jTo)}: packs the
-     * matching rows of A into {@code aBuf} and runs the macro-kernel against {@code block} in
-     * column groups of {@code nb}.
+     * matching rows of A into {@code aBuf} (by depth when the range has at least
+     * {@code depthColumns} columns, see {@link Blocking#depthColumns}) and runs the macro-kernel
+     * against {@code block} in column groups of {@code nb}.
      * Distinct row-block or column ranges write disjoint parts of C and need their own
      * {@code aBuf}, so they may run on different threads once the B block is packed; every
      * element is still one micro-kernel call per K block, so the split changes no bit.

@@ -40,6 +40,10 @@ final class MacroKernel {
      * they are loaded: by the single-row loops of {@link DecodeOps#halfProduct} for one or two
      * BF16 rows ({@link #SINGLE_ROW_LOOPS}), else by {@link MicroKernel#halfRow}, one row of A at
      * a time.
+     *
+     * <p>{@code depthRows > 0}: the block's full micro-panels of that many rows are packed by
+     * depth ({@link Packing#packA}) and go to {@link MicroKernel#depthBlocks}; the caller passes it
+     * only for blocks of more than MR rows, which take the micro-kernel for every micro-panel.
      */
     static void run(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
                     float[] c, int cOff, int ldc, int depthRows) {
