@@ -30,14 +30,8 @@ import java.util.Objects;
  * {@code KC x NC}, 6 MiB, in L3). The measurements behind each size and the variants tried and
  * dropped are in {@code jmh/README.md} ("GEMM tuning", "One K block up to K = 768").
  *
- * <p>A task whose columns number at least {@link Blocking#depthColumns} (1024 by default: the
- * fused projections) packs A's full twelve-row micro-panels by depth, twelve floats per step of
- * the reduction, when the micro-kernel reads that layout ({@link MicroKernel#depthBlocks}):
- * C2 compiles the row-major twelve-row loop into about 62 instructions per 24 FMAs, which a
- * 6-wide Intel core cannot issue in the 12 cycles of the FMAs, and the by-depth loop took the
- * fused projections 6 to 11% less time on an Intel Xeon (Emerald Rapids). The transposing copy
- * costs about 0.7 ns per element against 0.12 for a row-major one, which fewer columns do not
- * pay back (jmh/README.md, "The first Intel core"). Same bits either way.
+ * <p>A task of at least {@link Blocking#depthColumns} columns packs A's full micro-panels by depth
+ * when the micro-kernel reads them so ({@link VectorDepthBlocks} says why): same bits.
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
  * summed by one micro-kernel or decode-product call, in increasing p), whatever the blocking of
@@ -360,10 +354,9 @@ public final class Gemm {
     /**
      * The ic loop, for row blocks {@code [firstBlock, endBlock)} of the {@code m} rows of C (block
      * {@code r} covers rows {@code [r * mcMax, (r + 1) * mcMax)}, computed from rows {@code aRow0}
-     * on of A) and block columns {@code [jFrom, jTo)}: packs the
-     * matching rows of A into {@code aBuf} (by depth when the range has at least
-     * {@code depthColumns} columns, see {@link Blocking#depthColumns}) and runs the macro-kernel
-     * against {@code block} in column groups of {@code nb}.
+     * on of A) and block columns {@code [jFrom, jTo)}: packs the matching rows of A into
+     * {@code aBuf} (by depth from {@code depthColumns} columns on, see {@link Blocking}) and runs
+     * the macro-kernel against {@code block} in column groups of {@code nb}.
      * Distinct row-block or column ranges write disjoint parts of C and need their own
      * {@code aBuf}, so they may run on different threads once the B block is packed; every
      * element is still one micro-kernel call per K block, so the split changes no bit.
@@ -373,8 +366,8 @@ public final class Gemm {
         for (int r = firstBlock; r < endBlock; r++) {
             int ic = r * mcMax;
             int mc = Math.min(mcMax, m - ic);
-            // By depth only where every micro-panel goes through the micro-kernel (more than MR
-            // rows, so none of MacroKernel's per-row loops) and enough columns pay for the copy.
+            // By depth only where every micro-panel takes the micro-kernel (more than MR rows)
+            // and enough columns pay for the copy.
             int depthRows = mc > Kernels.MR && jTo - jFrom >= depthColumns ? Kernels.MICRO.depthRows() : 0;
             Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf, depthRows);
             MacroKernel.run(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc, depthRows);
