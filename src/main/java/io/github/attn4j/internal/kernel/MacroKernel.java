@@ -68,7 +68,7 @@ final class MacroKernel {
                 int cAt = cOff + ir * ldc + jb;
                 if (half == null || !perPanel) {
                     // float32 panels, or 16-bit ones widened above: one call sweeps the group's
-                    // panels with the A micro-panel (row-major, lda = kc) in L1. At most
+                    // panels with the A micro-panel (by depth, or row-major with lda = kc) in L1. At most
                     // SINGLE_ROW_LOOPS rows imply perPanel, so those panels are float32.
                     if (mr == depthRows) {
                         Kernels.MICRO.depthBlocks(kc, aBuf, ir * kc, b, bBase + jb * kc, NR * kc, panels,
