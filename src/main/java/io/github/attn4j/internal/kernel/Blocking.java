@@ -26,11 +26,6 @@ record Blocking(int kc, int mc, int nc, int nb, int depthColumns) {
      */
     static final Blocking DEFAULT = new Blocking(768, 132, 2048, 128, 1024);
 
-    /** Block sizes that always pack A row-major. */
-    Blocking(int kc, int mc, int nc, int nb) {
-        this(kc, mc, nc, nb, Integer.MAX_VALUE);
-    }
-
     Blocking {
         if (kc < 1) {
             throw new IllegalArgumentException("kc must be >= 1, got " + kc);

@@ -318,7 +318,8 @@ public final class Gemm {
                         BlockOfB block = own.block().set(bBuf, half, packed.blockOffset(pc, kc, jcBlock), pc, kc, jcBlock,
                                 accumulate || pc > 0);
                         rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(),
-                                splitColumns ? 0 : r, splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
+                                splitColumns ? 0 : r, splitColumns ? rowBlockCount : r + 1,
+                                (int) ((long) panels * slice / slices) * NR,
                                 Math.min(nc, (int) ((long) panels * (slice + 1) / slices) * NR), own.a(aSize));
                     }
                 });
@@ -343,7 +344,8 @@ public final class Gemm {
                     int r = t / slices;
                     int slice = t % slices;
                     rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(),
-                            splitColumns ? 0 : r, splitColumns ? rowBlockCount : r + 1, (int) ((long) panels * slice / slices) * NR,
+                            splitColumns ? 0 : r, splitColumns ? rowBlockCount : r + 1,
+                            (int) ((long) panels * slice / slices) * NR,
                             Math.min(nc, (int) ((long) panels * (slice + 1) / slices) * NR),
                             GemmWorkspace.current().a(aSize));
                 });
@@ -354,9 +356,8 @@ public final class Gemm {
     /**
      * The ic loop, for row blocks {@code [firstBlock, endBlock)} of the {@code m} rows of C (block
      * {@code r} covers rows {@code [r * mcMax, (r + 1) * mcMax)}, computed from rows {@code aRow0}
-     * on of A) and block columns {@code [jFrom, jTo)}: packs the matching rows of A into
-     * {@code aBuf} (by depth from {@code depthColumns} columns on, see {@link Blocking}) and runs
-     * the macro-kernel against {@code block} in column groups of {@code nb}.
+     * on of A) and block columns {@code [jFrom, jTo)}: packs the matching rows of A into {@code aBuf}
+     * (see {@link Blocking#depthColumns}) and runs the macro-kernel in column groups of {@code nb}.
      * Distinct row-block or column ranges write disjoint parts of C and need their own
      * {@code aBuf}, so they may run on different threads once the B block is packed; every
      * element is still one micro-kernel call per K block, so the split changes no bit.
@@ -366,8 +367,7 @@ public final class Gemm {
         for (int r = firstBlock; r < endBlock; r++) {
             int ic = r * mcMax;
             int mc = Math.min(mcMax, m - ic);
-            // By depth only where every micro-panel takes the micro-kernel (more than MR rows)
-            // and enough columns pay for the copy.
+            // By depth where every micro-panel takes the micro-kernel and the columns pay for the copy.
             int depthRows = mc > Kernels.MR && jTo - jFrom >= depthColumns ? Kernels.MICRO.depthRows() : 0;
             Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf, depthRows);
             MacroKernel.run(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc, depthRows);

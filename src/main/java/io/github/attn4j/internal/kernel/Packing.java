@@ -33,18 +33,11 @@ final class Packing {
 
     /**
      * Packs rows {@code [i0, i0 + mc)} and columns {@code [p0, p0 + kc)} of {@code a} into the
-     * first {@code mc * kc} floats of {@code dst}, row after row.
-     */
-    static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst) {
-        packA(a, i0, mc, p0, kc, dst, 0);
-    }
-
-    /**
-     * {@link #packA(MatrixView, int, int, int, int, float[])} with its full groups of
-     * {@code depthRows} rows (if {@code depthRows > 0}) packed by depth instead, as
-     * {@link MicroKernel#depthBlocks} reads them: group g's element (i, p) at
-     * {@code g * depthRows * kc + p * depthRows + i}. The rows past the last full group stay
-     * row-major after them, so every group starts where it starts row-major.
+     * first {@code mc * kc} floats of {@code dst}, row after row; with {@code depthRows > 0}, its
+     * full groups of {@code depthRows} rows by depth instead, as {@link MicroKernel#depthBlocks}
+     * reads them: group g's element (i, p) at {@code g * depthRows * kc + p * depthRows + i}. The
+     * rows past the last full group stay row-major after them, so every group starts where it
+     * starts row-major.
      */
     static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst, int depthRows) {
         int deep = depthRows > 0 ? mc / depthRows * depthRows : 0;

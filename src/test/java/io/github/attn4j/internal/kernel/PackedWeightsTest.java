@@ -40,7 +40,7 @@ class PackedWeightsTest {
             float[] w = RandomTensors.uniformArray(random, n * k, 4);
             MatrixView a = MatrixView.rowMajor(RandomTensors.uniformArray(random, m * k), m, k);
             Blocking small = new Blocking(Blocking.DEFAULT.kc(), Kernels.MR * (1 + random.nextInt(3)),
-                    NR * (1 + random.nextInt(4)), NR * (1 + random.nextInt(2)));
+                    NR * (1 + random.nextInt(4)), NR * (1 + random.nextInt(2)), Integer.MAX_VALUE);
             for (PackedMatrix.Format format : FORMATS) {
                 float[] r = new float[w.length];
                 for (int i = 0; i < w.length; i++) {
