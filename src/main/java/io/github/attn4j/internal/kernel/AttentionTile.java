@@ -63,7 +63,7 @@ final class AttentionTile {
             ws.rowOffsets[r] = q.at(b, tile.token(r), tile.head(r));
         }
         Packing.gatherScaledRows(q.data(), ws.rowOffsets, rows, kv.d,
-                capped ? scores.scale() / scores.softcap() : scores.scale() * ExpFloat.LOG2E, ws.query);
+                capped ? scores.scale() / scores.softcap() : scores.scale() * ExpFloat.LOG2E, ws.query, kv.queryStride(rows));
         Arrays.fill(o, 0, rows * dvPad, 0f);
         Arrays.fill(ws.rowMax, Float.NEGATIVE_INFINITY);
         Arrays.fill(ws.rowSum, 0f);

@@ -156,6 +156,17 @@ public abstract class KeyValueSource {
     public abstract long storageBytes();
 
     /**
+     * The row stride of a query tile of {@code rows} rows for {@link #scores}: d for a decode
+     * step's tile ({@link #stepScoreRows}) or a micro-kernel without
+     * {@link MicroKernel#strideBlocks} for its MR rows, else {@link MicroKernel#TILE_STRIDE} (when
+     * d fits in it), so that full blocks take that loop.
+     */
+    final int queryStride(int rows) {
+        boolean strided = Kernels.MICRO.strideRows() == Kernels.MR && !stepScoreRows(rows) && d <= MicroKernel.TILE_STRIDE;
+        return strided ? MicroKernel.TILE_STRIDE : d;
+    }
+
+    /**
      * Points {@code tile} at keys {@code [j0, j0 + nk)}: NR-key panels at
      * {@code tile.offset + (j - j0) / NR * NR * d}, depth {@code c} of key {@code j} at
      * {@code + c * NR + j % NR}.
@@ -171,12 +182,14 @@ public abstract class KeyValueSource {
     abstract void values(int j0, int nk, Tile tile);
 
     /**
-     * Scores of the query tile {@code qs} (row-major, row stride d, {@link Packing#gatherScaledRows})
-     * against keys {@code [j0, j0 + nk)}: for each MR-row block {@code ir}, up to
-     * {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK), through
-     * {@link MicroKernel#blocks} (one call per block sweeps all its key panels) on the tile
-     * {@link #keys} points {@code tile} at; a decode step's tile ({@link #stepRows}) through
-     * {@link #stepScores} instead, one call per group of at most {@link DecodeOps#PRODUCT_ROWS} rows.
+     * Scores of the query tile {@code qs} (row-major, row stride {@link #queryStride},
+     * {@link Packing#gatherScaledRows}) against keys {@code [j0, j0 + nk)}: for each MR-row block
+     * {@code ir}, up to {@code blockKeys[ir / MR]} keys, into {@code s} (row stride BK), through
+     * {@link MicroKernel#blocks} (one call per block sweeps all its key panels), or
+     * {@link MicroKernel#strideBlocks} for a full block whose rows are
+     * {@link MicroKernel#TILE_STRIDE} apart, on the tile {@link #keys} points {@code tile} at; a
+     * decode step's tile ({@link #stepRows}, rows d apart) through {@link #stepScores} instead, one
+     * call per group of at most {@link DecodeOps#PRODUCT_ROWS} rows.
      */
     final void scores(float[] qs, int rows, int j0, int nk, int[] blockKeys, float[] s, Tile tile) {
         if (stepScoreRows(rows)) {
@@ -186,6 +199,7 @@ public abstract class KeyValueSource {
             }
             return;
         }
+        int lda = queryStride(rows);
         keys(j0, nk, tile);
         for (int ir = 0; ir < rows; ir += Kernels.MR) {
             int n = blockKeys[ir / Kernels.MR];
@@ -193,9 +207,14 @@ public abstract class KeyValueSource {
                 continue;
             }
             int panels = (n + Kernels.NR - 1) / Kernels.NR;
-            Kernels.MICRO.blocks(d, qs, ir * d, d, tile.data, tile.offset, Kernels.NR * d, panels,
-                    s, ir * AttentionKernel.BK, AttentionKernel.BK, Math.min(Kernels.MR, rows - ir),
-                    n - (panels - 1) * Kernels.NR, false);
+            if (lda == MicroKernel.TILE_STRIDE && rows - ir >= Kernels.MR) {
+                Kernels.MICRO.strideBlocks(d, qs, ir * lda, tile.data, tile.offset, Kernels.NR * d, panels,
+                        s, ir * AttentionKernel.BK, AttentionKernel.BK, n - (panels - 1) * Kernels.NR, false);
+            } else {
+                Kernels.MICRO.blocks(d, qs, ir * lda, lda, tile.data, tile.offset, Kernels.NR * d, panels,
+                        s, ir * AttentionKernel.BK, AttentionKernel.BK, Math.min(Kernels.MR, rows - ir),
+                        n - (panels - 1) * Kernels.NR, false);
+            }
         }
     }
 
@@ -205,7 +224,8 @@ public abstract class KeyValueSource {
      * stops after {@code blockKeys[ir / MR]} keys. Through the micro-kernel on the tile
      * {@link #values} points {@code tile} at; a decode step's tile ({@link #stepRows}) through
      * {@link #stepValues} instead, one call per group of at most {@link DecodeOps#PRODUCT_ROWS} rows. The caller leaves out tiles with non-finite values
-     * ({@link #hasNonFiniteValues}).
+     * ({@link #hasNonFiniteValues}). Full blocks of weight rows {@link MicroKernel#TILE_STRIDE}
+     * apart (the online softmax's score tile) take {@link MicroKernel#strideBlocks}.
      */
     final void multiplyValues(float[] p, int pOff, int ldp, int rows, int j0, int nk, int[] blockKeys, float[] o, Tile tile) {
         if (stepRows(rows)) {
@@ -216,9 +236,13 @@ public abstract class KeyValueSource {
             return;
         }
         values(j0, nk, tile);
+        boolean strided = ldp == MicroKernel.TILE_STRIDE && Kernels.MICRO.strideRows() == Kernels.MR;
         for (int ir = 0; ir < rows; ir += Kernels.MR) {
             int kc = blockKeys == null ? nk : blockKeys[ir / Kernels.MR];
-            if (kc > 0) {
+            if (kc > 0 && strided && rows - ir >= Kernels.MR) {
+                Kernels.MICRO.strideBlocks(kc, p, pOff + ir * ldp, tile.data, tile.offset, tile.stride, dvPad / Kernels.NR,
+                        o, ir * dvPad, dvPad, Kernels.NR, true);
+            } else if (kc > 0) {
                 Kernels.MICRO.blocks(kc, p, pOff + ir * ldp, ldp, tile.data, tile.offset, tile.stride, dvPad / Kernels.NR,
                         o, ir * dvPad, dvPad, Math.min(Kernels.MR, rows - ir), Kernels.NR, true);
             }

@@ -88,18 +88,18 @@ final class Packing {
 
     /**
      * Gathers {@code rows} rows of {@code depth} floats, row r starting at
-     * {@code src[rowOffsets[r]]}, into consecutive rows {@code dst[r * depth ..]}, each value
-     * multiplied by {@code scale}: the attention kernel's query tile, whose rows are scattered over
-     * a head layout, in the row-major form {@link MicroKernel#blocks} reads (see
-     * {@code AttentionTile}).
+     * {@code src[rowOffsets[r]]}, into rows {@code dst[r * ldd ..]} ({@code ldd >= depth}), each
+     * value multiplied by {@code scale}: the attention kernel's query tile, whose rows are
+     * scattered over a head layout, in the row-major form {@link MicroKernel#blocks} and
+     * {@link MicroKernel#strideBlocks} read (see {@code AttentionTile}).
      */
-    static void gatherScaledRows(float[] src, int[] rowOffsets, int rows, int depth, float scale, float[] dst) {
+    static void gatherScaledRows(float[] src, int[] rowOffsets, int rows, int depth, float scale, float[] dst, int ldd) {
         // One pass per row on the kernels' row loops (C2 left a plain gather-and-multiply loop
         // scalar). A copy followed by one scaling pass over the tile, the same bits, took 1.7 to
         // 2.4 times as long (48 rows of 64 from L2: 610 against 256 to 360 ns; jmh/README.md,
         // "Values copied by runs of tokens").
         for (int r = 0; r < rows; r++) {
-            Kernels.ROWS.scaleInto(src, rowOffsets[r], depth, scale, dst, r * depth);
+            Kernels.ROWS.scaleInto(src, rowOffsets[r], depth, scale, dst, r * ldd);
         }
     }
 

@@ -13,6 +13,7 @@ public final class TileProducts {
     private final KeyValuePanels panels;
     private final KeyValueSource.Tile tile = new KeyValueSource.Tile();
     private final int[] blockKeys = new int[AttentionKernel.BQ / Kernels.MR];
+    private float[] query = new float[0];
 
     /**
      * One key tile and one value tile, {@code keys()} rows each, row-major: {@code keys} of width
@@ -40,9 +41,23 @@ public final class TileProducts {
         return panels.dvPad;
     }
 
-    /** Scores {@code s[r * keys() + j]} of {@code queryRows()} query rows {@code q} (row-major, width d) against the key tile. */
-    public void scores(float[] q, float[] s) {
-        panels.scores(q, AttentionKernel.BQ, 0, AttentionKernel.BK, blockKeys, s, tile);
+    /**
+     * Takes {@code queryRows()} query rows {@code q} (row-major, width d) for {@link #scores}, laid
+     * out as the core lays out a query tile ({@link KeyValueSource#queryStride}).
+     */
+    public void query(float[] q) {
+        int rows = AttentionKernel.BQ;
+        int d = panels.d;
+        int lda = panels.queryStride(rows);
+        query = new float[rows * lda];
+        for (int r = 0; r < rows; r++) {
+            System.arraycopy(q, r * d, query, r * lda, d);
+        }
+    }
+
+    /** Scores {@code s[r * keys() + j]} of the {@link #query} rows against the key tile. */
+    public void scores(float[] s) {
+        panels.scores(query, AttentionKernel.BQ, 0, AttentionKernel.BK, blockKeys, s, tile);
     }
 
     /** {@code o += p · values} for {@code queryRows()} weight rows {@code p} of {@code keys()}, {@code o} rows {@link #outputStride} apart. */

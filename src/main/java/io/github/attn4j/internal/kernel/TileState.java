@@ -6,7 +6,7 @@ import static io.github.attn4j.internal.kernel.Kernels.MR;
 
 /**
  * One worker's scratch for query tiles, reused across the tiles it runs: the scaled query rows
- * (row-major) and score tile (online softmax only), the output accumulator, running maximum and partial
+ * (row-major, {@link KeyValueSource#queryStride} apart) and score tile (online softmax only), the output accumulator, running maximum and partial
  * sums per row, and the key and value tiles handed out by the {@link KeyValueSource}.
  */
 final class TileState {
@@ -56,7 +56,9 @@ final class TileState {
     TileState(int d, int dvPad, boolean online) {
         this.d = d;
         this.dvPad = dvPad;
-        this.query = new float[online ? BQ * d : 0];
+        // Room for rows TILE_STRIDE apart where the micro-kernel has the strided loop (KeyValueSource#queryStride).
+        boolean strided = Kernels.MICRO.strideRows() == MR && d <= MicroKernel.TILE_STRIDE;
+        this.query = new float[online ? BQ * (strided ? MicroKernel.TILE_STRIDE : d) : 0];
         this.scores = new float[online ? BQ * BK : 0];
         this.acc = new float[BQ * dvPad];
     }

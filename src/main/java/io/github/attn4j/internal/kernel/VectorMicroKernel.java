@@ -79,6 +79,20 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     @Override
+    public int strideRows() {
+        return depthRows();
+    }
+
+    @Override
+    public void strideBlocks(int kc, float[] a, int aOff, float[] b, int bOff, int bStride, int panels,
+                             float[] c, int cOff, int ldc, int lastNr, boolean accumulate) {
+        if (rows != VectorTallBlocks.ROWS) {
+            throw new UnsupportedOperationException("A rows a fixed stride apart need the twelve-row block, this one has " + rows);
+        }
+        VectorStrideBlocks.blocks(kc, a, aOff, b, bOff, bStride, panels, c, cOff, ldc, lastNr, accumulate);
+    }
+
+    @Override
     public void depthBlocks(int kc, float[] a, int aOff, float[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int lastNr, boolean accumulate) {
         if (rows != VectorTallBlocks.ROWS) {
