@@ -86,20 +86,52 @@ class MicroKernelTest {
         assertEquals(VectorTallBlocks.ROWS, tall.depthRows());
         assertEquals(0, new VectorMicroKernel(VectorMicroKernel.SHORT_ROWS).depthRows());
         qt().withExamples(300).forAll(cases(VectorTallBlocks.ROWS, VectorMicroKernel.NR), Generate.range(1, 3))
-                .checkAssert((t, panels) -> checkByDepth(tall, t, panels));
+                .checkAssert((t, panels) -> checkLayout(tall, t, panels, (i, p) -> p * VectorTallBlocks.ROWS + i, false));
     }
 
-    private void checkByDepth(MicroKernel kernel, Case t, int n) {
-        int rows = kernel.depthRows();
+    /**
+     * {@link MicroKernel#strideBlocks} on the twelve-row block, A rows
+     * {@link MicroKernel#TILE_STRIDE} apart (NaN between them, which would show if read): the
+     * same bit-for-bit check as {@link #depthBlocksGiveTheBitsOfOneFmaChainPerElement}, with
+     * depths up to and including the stride.
+     */
+    @Test
+    void strideBlocksGiveTheBitsOfOneFmaChainPerElement() {
+        if (Kernels.vectorBits() == 0) {
+            assertEquals(0, Kernels.MICRO.strideRows());
+            return;
+        }
+        MicroKernel tall = new VectorMicroKernel(VectorTallBlocks.ROWS);
+        assertEquals(VectorTallBlocks.ROWS, tall.strideRows());
+        assertEquals(0, new VectorMicroKernel(VectorMicroKernel.SHORT_ROWS).strideRows());
+        Gen<Case> deep = cases(VectorTallBlocks.ROWS, VectorMicroKernel.NR)
+                .zip(Generate.pick(java.util.List.of(0, 0, 64, 128, MicroKernel.TILE_STRIDE - 70)), (t, more) ->
+                        new Case(t.kc() + more, t.mr(), t.nr(), t.ldaPad(), t.accumulate(), t.seed()));
+        qt().withExamples(300).forAll(deep, Generate.range(1, 3))
+                .checkAssert((t, panels) -> checkLayout(tall, t, panels, (i, p) -> i * MicroKernel.TILE_STRIDE + p, true));
+    }
+
+    /** Where element (i, p) of A sits, from the start of the block. */
+    private interface ALayout {
+        int at(int i, int p);
+    }
+
+    /**
+     * One twelve-row call, {@link MicroKernel#depthBlocks} or (with {@code strided})
+     * {@link MicroKernel#strideBlocks}, on A laid out by {@code layout}: every element of C has the
+     * bits of its fused multiply-add chain, and nothing outside the corner is written.
+     */
+    private void checkLayout(MicroKernel kernel, Case t, int n, ALayout layout, boolean strided) {
+        int rows = VectorTallBlocks.ROWS;
         int width = kernel.nr();
         int kc = t.kc();
         SplittableRandom random = new SplittableRandom(t.seed());
         int aOff = 3;
-        float[] a = new float[aOff + rows * kc + 1];
+        float[] a = new float[aOff + Math.max(rows * kc, layout.at(rows - 1, Math.max(kc - 1, 0)) + 1) + 1];
         Arrays.fill(a, Float.NaN);
         for (int i = 0; i < rows; i++) {
             for (int p = 0; p < kc; p++) {
-                a[aOff + p * rows + i] = RandomTensors.uniformValue(random);
+                a[aOff + layout.at(i, p)] = RandomTensors.uniformValue(random);
             }
         }
         int bOff = 1;
@@ -123,7 +155,11 @@ class MicroKernelTest {
             }
         }
         float[] c = initial.clone();
-        kernel.depthBlocks(kc, a, aOff, b, bOff, bStride, n, c, cOff, ldc, t.nr(), t.accumulate());
+        if (strided) {
+            kernel.strideBlocks(kc, a, aOff, b, bOff, bStride, n, c, cOff, ldc, t.nr(), t.accumulate());
+        } else {
+            kernel.depthBlocks(kc, a, aOff, b, bOff, bStride, n, c, cOff, ldc, t.nr(), t.accumulate());
+        }
         for (int at = 0; at < c.length; at++) {
             int i = (at - cOff) / ldc;
             int j = (at - cOff) % ldc;
@@ -133,7 +169,7 @@ class MicroKernelTest {
             }
             float chain = 0f;
             for (int p = 0; p < kc; p++) {
-                chain = Math.fma(a[aOff + p * rows + i], b[bOff + j / width * bStride + p * width + j % width], chain);
+                chain = Math.fma(a[aOff + layout.at(i, p)], b[bOff + j / width * bStride + p * width + j % width], chain);
             }
             float expected = t.accumulate() ? initial[at] + chain : chain;
             assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(c[at]),
