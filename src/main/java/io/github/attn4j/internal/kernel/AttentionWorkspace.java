@@ -7,8 +7,9 @@ package io.github.attn4j.internal.kernel;
  *
  * <p>Memory is bounded: the panels are kept only while their floats stay within
  * {@link #MAX_RETAINED} (a call that needs more packs into fresh panels that are dropped after
- * it), tile states are a few tens of KiB each (up to 120 KiB more once they have scored key
- * tiles ahead, {@link TileState#scoreTile}), and partials are kept within the same bound. A
+ * it), tile states are 70 to 150 KiB each (query and score tiles of up to 48 x 256 floats and
+ * the accumulator; up to 120 KiB more once they have scored key tiles ahead,
+ * {@link TileState#scoreTile}), and partials are kept within the same bound. A
  * workspace belongs to the calling thread ({@link #current()}); the pool threads that help a call
  * use the tile states of that call's caller, never their own, except when a chunked module call
  * runs whole one-thread attention calls on them (one chunk of an encoder batch each): then a pool

@@ -162,8 +162,12 @@ public abstract class KeyValueSource {
      * d fits in it), so that full blocks take that loop.
      */
     final int queryStride(int rows) {
-        boolean strided = Kernels.MICRO.strideRows() == Kernels.MR && !stepScoreRows(rows) && d <= MicroKernel.TILE_STRIDE;
-        return strided ? MicroKernel.TILE_STRIDE : d;
+        return stridedQueries(d) && !stepScoreRows(rows) ? MicroKernel.TILE_STRIDE : d;
+    }
+
+    /** Whether query tiles of width {@code d} may have their rows {@link MicroKernel#TILE_STRIDE} apart. */
+    static boolean stridedQueries(int d) {
+        return Kernels.MICRO.strideRows() == Kernels.MR && d <= MicroKernel.TILE_STRIDE;
     }
 
     /**

@@ -56,9 +56,7 @@ final class TileState {
     TileState(int d, int dvPad, boolean online) {
         this.d = d;
         this.dvPad = dvPad;
-        // Room for rows TILE_STRIDE apart where the micro-kernel has the strided loop (KeyValueSource#queryStride).
-        boolean strided = Kernels.MICRO.strideRows() == MR && d <= MicroKernel.TILE_STRIDE;
-        this.query = new float[online ? BQ * (strided ? MicroKernel.TILE_STRIDE : d) : 0];
+        this.query = new float[online ? BQ * (KeyValueSource.stridedQueries(d) ? MicroKernel.TILE_STRIDE : d) : 0];
         this.scores = new float[online ? BQ * BK : 0];
         this.acc = new float[BQ * dvPad];
     }
