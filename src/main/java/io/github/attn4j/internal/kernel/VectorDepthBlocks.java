@@ -15,7 +15,8 @@ import static io.github.attn4j.internal.kernel.VectorMicroKernel.NR;
  * harness alternating both loops over a GEMM macro-block, this one ran 7 to 9% faster
  * (jmh/README.md, "The first Intel core"). The GEMM packs its A blocks so for products over
  * enough columns to pay for the transposing copy ({@link Blocking#depthColumns}); attention
- * tiles stay row-major. Each element of C is the same chain of fused multiply-adds as in
+ * tiles stay row-major and take {@link VectorStrideBlocks} (rows a constant stride apart, no copy).
+ * Each element of C is the same chain of fused multiply-adds as in
  * {@link VectorTallBlocks#blocks}, so the bits are the same.
  */
 final class VectorDepthBlocks {

@@ -9,7 +9,10 @@ import jdk.incubator.vector.VectorSpecies;
  * vectors of B per step of the reduction, or, when {@link KernelSelection} chose twelve rows (on
  * the 512-bit path), a {@code 12 x 2V} block in 24 accumulators for blocks of more than six rows
  * ({@link VectorTallBlocks}). {@link #blocks} reads A as rows (attention scores and weights times
- * values, and the GEMM's packed A micro-panels, which are row-major too).
+ * values, and the GEMM's packed A micro-panels, which are row-major too); on the twelve-row block,
+ * {@link #depthBlocks} reads GEMM micro-panels packed by depth ({@link VectorDepthBlocks}) and
+ * {@link #strideBlocks} full attention blocks, whose rows are a constant stride apart
+ * ({@link VectorStrideBlocks}).
  *
  * <p>All strides in the reduction loop are constants or the loop index, so C2 hoists every range
  * check out of the loop (a variable stride there halved the throughput). In {@link #blocks}, rows
