@@ -73,6 +73,10 @@ import java.util.stream.Stream;
  * settings of one build, such as {@code 'sdpa:64:512:none:1|sdpa:64:512:none:2'} for the gain
  * of a second thread (the printed B/A is then the time ratio, its inverse the speed-up).
  *
+ * <p>Before each workload, four warm-up slices (two per build); with a first argument
+ * {@code --warmup=SECONDS}, at least that many seconds of them: C2 took about 8 s of a run to
+ * compile both builds' kernels on the 2-vCPU Intel guest of session 35, longer than four slices.
+ *
  * <p>{@code SideBySide --alone A.jar seconds sliceMillis workload...} times one build alone in
  * the JVM (the median slice of each workload, after four warm-up slices): run it once per build,
  * alternating the builds. Two builds in one JVM can hide what waking pool threads costs: an old
@@ -84,12 +88,20 @@ public final class SideBySide {
     }
 
     public static void main(String[] args) throws Exception {
+        double warmup = 0;
+        if (args.length > 0 && args[0].startsWith("--warmup=")) {
+            warmup = Double.parseDouble(args[0].substring("--warmup=".length()));
+            if (!(warmup >= 0)) {
+                throw new IllegalArgumentException("--warmup: expected seconds >= 0, got " + args[0]);
+            }
+            args = Arrays.copyOfRange(args, 1, args.length);
+        }
         if (args.length > 0 && args[0].equals("--alone")) {
-            alone(args);
+            alone(args, warmup);
             return;
         }
         if (args.length < 5) {
-            throw new IllegalArgumentException("usage: SideBySide A.jar B.jar seconds sliceMillis workload...; got "
+            throw new IllegalArgumentException("usage: SideBySide [--warmup=SECONDS] A.jar B.jar seconds sliceMillis workload...; got "
                     + args.length + " arguments");
         }
         Method[] run = {workloads(args[0]), workloads(args[1])};
@@ -103,7 +115,8 @@ public final class SideBySide {
             // "a|b": workload a on build A, b on build B (one jar twice: two settings of one build)
             String[] specs = spec.contains("|") ? spec.split("\\|", 2) : new String[] {spec, spec};
             List<List<Double>> times = List.of(new ArrayList<>(), new ArrayList<>());
-            for (int i = 0; i < 4; i++) {
+            long warm = System.nanoTime() + (long) (warmup * 1e9);
+            for (int i = 0; i < 4 || System.nanoTime() < warm; i++) {
                 run[i % 2].invoke(null, specs[i % 2], slice);
             }
             long end = System.nanoTime() + (long) (seconds * 1e9);
@@ -135,9 +148,9 @@ public final class SideBySide {
     }
 
     /** {@code --alone A.jar seconds sliceMillis workload...}: one build, the median slice per workload. */
-    private static void alone(String[] args) throws Exception {
+    private static void alone(String[] args, double warmup) throws Exception {
         if (args.length < 5) {
-            throw new IllegalArgumentException("usage: SideBySide --alone A.jar seconds sliceMillis workload...; got "
+            throw new IllegalArgumentException("usage: SideBySide [--warmup=SECONDS] --alone A.jar seconds sliceMillis workload...; got "
                     + args.length + " arguments");
         }
         Method run = workloads(args[1]);
@@ -146,7 +159,8 @@ public final class SideBySide {
         long slice = Long.parseLong(args[3]) * 1_000_000L;
         System.out.printf("A = %s alone; median ms per call, median of slices of %s ms%n", args[1], args[3]);
         for (int w = 4; w < args.length; w++) {
-            for (int i = 0; i < 4; i++) {
+            long warm = System.nanoTime() + (long) (warmup * 1e9);
+            for (int i = 0; i < 4 || System.nanoTime() < warm; i++) {
                 run.invoke(null, args[w], slice);
             }
             List<Double> times = new ArrayList<>();
