@@ -90,7 +90,11 @@ public final class SideBySide {
     public static void main(String[] args) throws Exception {
         double warmup = 0;
         if (args.length > 0 && args[0].startsWith("--warmup=")) {
-            warmup = Double.parseDouble(args[0].substring("--warmup=".length()));
+            try {
+                warmup = Double.parseDouble(args[0].substring("--warmup=".length()));
+            } catch (NumberFormatException e) {
+                warmup = Double.NaN;
+            }
             if (!(warmup >= 0)) {
                 throw new IllegalArgumentException("--warmup: expected seconds >= 0, got " + args[0]);
             }
