@@ -283,6 +283,27 @@ class GemmTest {
     }
 
     @Test
+    void columnSlicesOnEitherSideOfTheDepthThresholdGiveTheSameBits() {
+        // 200 x 1536 with the default blocks: one thread packs A by depth over all 1536 columns,
+        // two threads cut row blocks of 108 and 92 rows into 768-column slices (by depth, at
+        // the threshold), three threads into 512-column slices (row-major); K = 800 spans two
+        // K blocks.
+        assertEquals(768, DEFAULT.depthColumns());
+        for (int k : new int[]{64, 800}) {
+            GemmCase t = new GemmCase(200, 1536, k, false, true, 1, false, 9);
+            PackedMatrix packed = Gemm.pack(t.b());
+            float[] one = t.c();
+            Gemm.multiply(t.a(), packed, one, t.cOffset(), t.ldc(), false, 1);
+            t.assertMatchesReference(t.c(), one);
+            for (int threads : new int[]{2, 3}) {
+                float[] c = t.c();
+                Gemm.multiply(t.a(), packed, c, t.cOffset(), t.ldc(), false, threads);
+                assertArrayEquals(one, c, 0f, "k = " + k + ", " + threads + " threads");
+            }
+        }
+    }
+
+    @Test
     void zeroReductionLengthClearsOrKeepsC() {
         GemmCase clear = new GemmCase(3, 4, 0, false, false, 2, false, 1);
         float[] c = run(clear, false, DEFAULT);
