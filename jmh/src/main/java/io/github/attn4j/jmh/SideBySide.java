@@ -119,10 +119,7 @@ public final class SideBySide {
             // "a|b": workload a on build A, b on build B (one jar twice: two settings of one build)
             String[] specs = spec.contains("|") ? spec.split("\\|", 2) : new String[] {spec, spec};
             List<List<Double>> times = List.of(new ArrayList<>(), new ArrayList<>());
-            long warm = System.nanoTime() + (long) (warmup * 1e9);
-            for (int i = 0; i < 4 || System.nanoTime() < warm; i++) {
-                run[i % 2].invoke(null, specs[i % 2], slice);
-            }
+            warmUp(run, specs, slice, warmup);
             long end = System.nanoTime() + (long) (seconds * 1e9);
             for (int i = 0; System.nanoTime() < end; i++) {
                 int which = (i + 1) / 2 % 2;     // A B B A A B B A ...
@@ -136,6 +133,17 @@ public final class SideBySide {
             }
             System.out.printf("%-30s A %10.4f  B %10.4f  B/A %.3f  (%d slices each; minima %.4f, %.4f)%n", spec,
                     median[0], median[1], median[1] / median[0], times.get(1).size(), times.get(0).get(0), times.get(1).get(0));
+        }
+    }
+
+    /**
+     * Warm-up slices before a workload is timed, taking the builds in turn (workload
+     * {@code specs[i]} on {@code run[i]}): four, and as many more as {@code seconds} asks for.
+     */
+    private static void warmUp(Method[] run, String[] specs, long slice, double seconds) throws Exception {
+        long until = System.nanoTime() + (long) (seconds * 1e9);
+        for (int i = 0; i < 4 || System.nanoTime() < until; i++) {
+            run[i % run.length].invoke(null, specs[i % run.length], slice);
         }
     }
 
@@ -163,10 +171,7 @@ public final class SideBySide {
         long slice = Long.parseLong(args[3]) * 1_000_000L;
         System.out.printf("A = %s alone; median ms per call, median of slices of %s ms%n", args[1], args[3]);
         for (int w = 4; w < args.length; w++) {
-            long warm = System.nanoTime() + (long) (warmup * 1e9);
-            for (int i = 0; i < 4 || System.nanoTime() < warm; i++) {
-                run.invoke(null, args[w], slice);
-            }
+            warmUp(new Method[]{run}, new String[]{args[w]}, slice, warmup);
             List<Double> times = new ArrayList<>();
             long end = System.nanoTime() + (long) (seconds * 1e9);
             while (System.nanoTime() < end) {
