@@ -304,7 +304,7 @@ public final class Gemm {
             int panels = (nc + NR - 1) / NR;
             int slices = splitColumns ? Math.min(panels, 4 * threads)
                     : uneven ? Math.max(1, Math.min(threads, panels / 2)) : 1;
-            if (threads > 1 && packed != null) {
+            if (packed != null) {
                 // B packed beforehand (a module's weights): each task keeps its rows and columns
                 // through every K block, so the threads meet once per column block, not once per
                 // K block. Each element still takes the K blocks in order: the same bits.
@@ -369,7 +369,7 @@ public final class Gemm {
             int mc = Math.min(mcMax, m - ic);
             // By depth where every micro-panel takes the micro-kernel and the columns pay for the copy.
             int depthRows = mc > Kernels.MR && jTo - jFrom >= depthColumns ? Kernels.MICRO.depthRows() : 0;
-            Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf, depthRows);
+            Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf, depthRows, Kernels.MICRO.depthTailRows());
             MacroKernel.run(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc, depthRows);
         }
     }

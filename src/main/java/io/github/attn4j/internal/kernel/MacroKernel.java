@@ -41,8 +41,9 @@ final class MacroKernel {
      * BF16 rows ({@link #SINGLE_ROW_LOOPS}), else by {@link MicroKernel#halfRow}, one row of A at
      * a time.
      *
-     * <p>{@code depthRows > 0}: the block's full micro-panels of that many rows are packed by
-     * depth ({@link Packing#packA}) and go to {@link MicroKernel#depthBlocks}; the caller passes it
+     * <p>{@code depthRows > 0}: the block's full micro-panels of that many rows, and a last one of
+     * {@link MicroKernel#depthTailRows()} rows, are packed by depth ({@link Packing#packA}) and go
+     * to {@link MicroKernel#depthBlocks}; the caller passes it
      * only for blocks of more than MR rows, which take the micro-kernel for every micro-panel.
      */
     static void run(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
@@ -70,8 +71,8 @@ final class MacroKernel {
                     // float32 panels, or 16-bit ones widened above: one call sweeps the group's
                     // panels with the A micro-panel (by depth, or row-major with lda = kc) in L1. At most
                     // SINGLE_ROW_LOOPS rows imply perPanel, so those panels are float32.
-                    if (mr == depthRows) {
-                        Kernels.MICRO.depthBlocks(kc, aBuf, ir * kc, b, bBase + jb * kc, NR * kc, panels,
+                    if (depthRows > 0 && (mr == depthRows || mr == Kernels.MICRO.depthTailRows())) {
+                        Kernels.MICRO.depthBlocks(kc, aBuf, ir * kc, mr, b, bBase + jb * kc, NR * kc, panels,
                                 c, cAt, ldc, lastNr, block.accumulate());
                     } else if (mc <= SINGLE_ROW_LOOPS) {
                         Kernels.DECODE.floatProduct(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,

@@ -62,12 +62,21 @@ interface MicroKernel {
     }
 
     /**
-     * {@link #blocks} for {@code mr = }{@link #depthRows()} rows of A packed by depth: element
-     * (i, p) at {@code a[aOff + p * depthRows() + i]}, one run of memory and one index for the
-     * whole micro-panel ({@link Packing#packA}). Same reduction order, so the same bits as
-     * {@link #blocks} on the same values row-major.
+     * Rows of the last micro-panel of a block that {@link #depthBlocks} also reads packed by
+     * depth, when exactly that many rows are left after the full {@link #depthRows()} ones, or 0.
      */
-    default void depthBlocks(int kc, float[] a, int aOff, float[] b, int bOff, int bStride, int panels,
+    default int depthTailRows() {
+        return 0;
+    }
+
+    /**
+     * {@link #blocks} for {@code rows} rows of A packed by depth, {@code rows} being
+     * {@link #depthRows()} or {@link #depthTailRows()}: element (i, p) at
+     * {@code a[aOff + p * rows + i]}, one run of memory and one index for the whole micro-panel
+     * ({@link Packing#packA}). Same reduction order, so the same bits as {@link #blocks} on the
+     * same values row-major.
+     */
+    default void depthBlocks(int kc, float[] a, int aOff, int rows, float[] b, int bOff, int bStride, int panels,
                              float[] c, int cOff, int ldc, int lastNr, boolean accumulate) {
         throw new UnsupportedOperationException("this micro-kernel reads A only row-major");
     }

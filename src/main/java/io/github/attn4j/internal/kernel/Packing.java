@@ -36,13 +36,18 @@ final class Packing {
      * first {@code mc * kc} floats of {@code dst}, row after row; with {@code depthRows > 0}, its
      * full groups of {@code depthRows} rows by depth instead, as {@link MicroKernel#depthBlocks}
      * reads them: group g's element (i, p) at {@code g * depthRows * kc + p * depthRows + i}. The
-     * rows past the last full group stay row-major after them, so every group starts where it
-     * starts row-major.
+     * rows past the last full group follow by depth too when there are exactly {@code tailRows}
+     * of them ({@code > 0}; element (i, p) of the tail at {@code p * tailRows + i}), row-major
+     * otherwise, so every group starts where it starts row-major.
      */
-    static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst, int depthRows) {
+    static void packA(MatrixView a, int i0, int mc, int p0, int kc, float[] dst, int depthRows, int tailRows) {
         int deep = depthRows > 0 ? mc / depthRows * depthRows : 0;
         for (int g = 0; g < deep; g += depthRows) {
             packByDepth(a, i0 + g, depthRows, p0, kc, dst, g * kc);
+        }
+        if (depthRows > 0 && tailRows > 0 && mc - deep == tailRows) {
+            packByDepth(a, i0 + deep, tailRows, p0, kc, dst, deep * kc);
+            return;
         }
         packRows(a, i0 + deep, mc - deep, p0, kc, dst, deep * kc);
     }

@@ -82,6 +82,11 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     @Override
+    public int depthTailRows() {
+        return rows == VectorTallBlocks.ROWS ? VectorTallBlocks.EIGHT_ROWS : 0;
+    }
+
+    @Override
     public int strideRows() {
         return depthRows();
     }
@@ -96,12 +101,19 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     @Override
-    public void depthBlocks(int kc, float[] a, int aOff, float[] b, int bOff, int bStride, int panels,
+    public void depthBlocks(int kc, float[] a, int aOff, int panelRows, float[] b, int bOff, int bStride, int panels,
                             float[] c, int cOff, int ldc, int lastNr, boolean accumulate) {
         if (rows != VectorTallBlocks.ROWS) {
             throw new UnsupportedOperationException("A packed by depth needs the twelve-row block, this one has " + rows);
         }
-        VectorDepthBlocks.blocks(kc, a, aOff, b, bOff, bStride, panels, c, cOff, ldc, lastNr, accumulate);
+        if (panelRows == VectorTallBlocks.ROWS) {
+            VectorDepthBlocks.blocks(kc, a, aOff, b, bOff, bStride, panels, c, cOff, ldc, lastNr, accumulate);
+        } else if (panelRows == VectorTallBlocks.EIGHT_ROWS) {
+            VectorDepthBlocks.eightRows(kc, a, aOff, b, bOff, bStride, panels, c, cOff, ldc, lastNr, accumulate);
+        } else {
+            throw new UnsupportedOperationException("A packed by depth in panels of " + panelRows
+                    + " rows: expected " + VectorTallBlocks.ROWS + " or " + VectorTallBlocks.EIGHT_ROWS);
+        }
     }
 
     @Override

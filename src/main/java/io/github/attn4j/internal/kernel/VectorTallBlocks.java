@@ -28,7 +28,8 @@ import static io.github.attn4j.internal.kernel.VectorMicroKernel.NR;
  * time, a forward at L = 128 about 3% less, and an eight-row product 0.71x (jmh/README.md,
  * "Eight-row blocks"). A branch around rows 8 to 11 inside the twelve-row loop, or a second
  * loop beside it in the same method, made products of full twelve-row blocks 1.5 to 4.4%
- * slower; a method of its own leaves that loop as it was.
+ * slower; a method of its own leaves that loop as it was. A GEMM block packed by depth runs
+ * its eight-row tail through {@link VectorDepthBlocks#eightRows} instead.
  *
  * <p>Written out like the six-row loop, and for the same reasons: constant strides in the
  * reduction loop, stores inline (a helper taking vectors boxes them when C2 does not inline it),

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.quicktheories.QuickTheory.qt;
 
+import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -134,9 +135,9 @@ class GemmTest {
     }
 
     /**
-     * A packed by depth (every full micro-panel, whenever the micro-kernel reads it so) gives the
-     * bits of A packed row-major, over shapes that end in partial micro-panels and partial column
-     * panels, with several K blocks, accumulating or not, A transposed or not; and the reference.
+     * A packed by depth (every full micro-panel and an eight-row tail, whenever the micro-kernel
+     * reads them so) gives the bits of A packed row-major, over shapes that end in partial
+     * micro-panels and partial column panels, with several K blocks, accumulating or not, A transposed or not; and the reference.
      */
     @Test
     void aPackedByDepthGivesTheBitsOfRowMajor() {
@@ -151,21 +152,31 @@ class GemmTest {
                 });
     }
 
-    /** The packing itself: full groups by depth, the rest row-major after them. */
+    /**
+     * The packing itself: full groups by depth, then the rest by depth when exactly the tail's
+     * rows are left (groups of 12 with a tail of 8 as the twelve-row kernel reads them, and a tail
+     * of 5 after groups of 6), row-major otherwise.
+     */
     @Test
     void packByDepthPutsEachGroupStepAfterStep() {
-        int rows = 2 * MR + 5, kc = 37;
-        float[] src = new float[rows * 40];
-        for (int i = 0; i < src.length; i++) {
-            src[i] = i;
-        }
-        MatrixView a = MatrixView.rowMajor(src, rows, 40);
-        float[] dst = new float[rows * kc];
-        Packing.packA(a, 0, rows, 2, kc, dst, MR);
-        for (int i = 0; i < rows; i++) {
-            for (int p = 0; p < kc; p++) {
-                int at = i < rows / MR * MR ? i / MR * MR * kc + p * MR + i % MR : i * kc + p;
-                assertEquals(src[i * 40 + 2 + p], dst[at], "row " + i + ", depth " + p);
+        int[][] layouts = {{MR, 0, 5}, {12, 8, 8}, {12, 8, 5}, {6, 5, 5}, {6, 5, 4}};
+        for (int[] layout : layouts) {
+            int group = layout[0], tail = layout[1], rows = 2 * group + layout[2], kc = 37;
+            float[] src = new float[rows * 40];
+            for (int i = 0; i < src.length; i++) {
+                src[i] = i;
+            }
+            MatrixView a = MatrixView.rowMajor(src, rows, 40);
+            float[] dst = new float[rows * kc];
+            Packing.packA(a, 0, rows, 2, kc, dst, group, tail);
+            int deep = rows / group * group;
+            boolean tailByDepth = rows - deep == tail;
+            for (int i = 0; i < rows; i++) {
+                for (int p = 0; p < kc; p++) {
+                    int at = i < deep ? i / group * group * kc + p * group + i % group
+                            : tailByDepth ? deep * kc + p * tail + i - deep : i * kc + p;
+                    assertEquals(src[i * 40 + 2 + p], dst[at], Arrays.toString(layout) + ": row " + i + ", depth " + p);
+                }
             }
         }
     }

@@ -70,11 +70,11 @@ class MicroKernelTest {
     }
 
     /**
-     * {@link MicroKernel#depthBlocks} on the twelve-row block, A packed by depth: every element
-     * has the bits of its fused multiply-add chain (so those of {@link MicroKernel#blocks} on the
-     * same rows row-major), over every panel width, depth, panel count and with or without
-     * accumulation; nothing outside the corner is written. Vector paths only (the scalar kernel
-     * reads A row-major only).
+     * {@link MicroKernel#depthBlocks} on the twelve-row block, A packed by depth in micro-panels
+     * of twelve rows and of eight (the tail of a block): every element has the bits of its fused
+     * multiply-add chain (so those of {@link MicroKernel#blocks} on the same rows row-major), over
+     * every panel width, depth, panel count and with or without accumulation; nothing outside the
+     * corner is written. Vector paths only (the scalar kernel reads A row-major only).
      */
     @Test
     void depthBlocksGiveTheBitsOfOneFmaChainPerElement() {
@@ -84,9 +84,13 @@ class MicroKernelTest {
         }
         MicroKernel tall = new VectorMicroKernel(VectorTallBlocks.ROWS);
         assertEquals(VectorTallBlocks.ROWS, tall.depthRows());
+        assertEquals(VectorTallBlocks.EIGHT_ROWS, tall.depthTailRows());
         assertEquals(0, new VectorMicroKernel(VectorMicroKernel.SHORT_ROWS).depthRows());
-        qt().withExamples(300).forAll(cases(VectorTallBlocks.ROWS, VectorMicroKernel.NR), Generate.range(1, 3))
-                .checkAssert((t, panels) -> checkLayout(tall, t, panels, (i, p) -> p * VectorTallBlocks.ROWS + i, false));
+        assertEquals(0, new VectorMicroKernel(VectorMicroKernel.SHORT_ROWS).depthTailRows());
+        for (int rows : new int[] {VectorTallBlocks.ROWS, VectorTallBlocks.EIGHT_ROWS}) {
+            qt().withExamples(300).forAll(cases(rows, VectorMicroKernel.NR), Generate.range(1, 3))
+                    .checkAssert((t, panels) -> checkLayout(tall, rows, t, panels, (i, p) -> p * rows + i, false));
+        }
     }
 
     /**
@@ -108,7 +112,8 @@ class MicroKernelTest {
                 .zip(Generate.pick(java.util.List.of(0, 0, 64, 128, MicroKernel.TILE_STRIDE - 70)), (t, more) ->
                         new Case(t.kc() + more, t.mr(), t.nr(), t.ldaPad(), t.accumulate(), t.seed()));
         qt().withExamples(300).forAll(deep, Generate.range(1, 3))
-                .checkAssert((t, panels) -> checkLayout(tall, t, panels, (i, p) -> i * MicroKernel.TILE_STRIDE + p, true));
+                .checkAssert((t, panels) -> checkLayout(tall, VectorTallBlocks.ROWS, t, panels,
+                        (i, p) -> i * MicroKernel.TILE_STRIDE + p, true));
     }
 
     /** Where element (i, p) of A sits, from the start of the block. */
@@ -117,12 +122,11 @@ class MicroKernelTest {
     }
 
     /**
-     * One twelve-row call, {@link MicroKernel#depthBlocks} or (with {@code strided})
+     * One call of {@code rows} rows, {@link MicroKernel#depthBlocks} or (with {@code strided})
      * {@link MicroKernel#strideBlocks}, on A laid out by {@code layout}: every element of C has the
      * bits of its fused multiply-add chain, and nothing outside the corner is written.
      */
-    private void checkLayout(MicroKernel kernel, Case t, int n, ALayout layout, boolean strided) {
-        int rows = VectorTallBlocks.ROWS;
+    private void checkLayout(MicroKernel kernel, int rows, Case t, int n, ALayout layout, boolean strided) {
         int width = kernel.nr();
         int kc = t.kc();
         SplittableRandom random = new SplittableRandom(t.seed());
@@ -158,7 +162,7 @@ class MicroKernelTest {
         if (strided) {
             kernel.strideBlocks(kc, a, aOff, b, bOff, bStride, n, c, cOff, ldc, t.nr(), t.accumulate());
         } else {
-            kernel.depthBlocks(kc, a, aOff, b, bOff, bStride, n, c, cOff, ldc, t.nr(), t.accumulate());
+            kernel.depthBlocks(kc, a, aOff, rows, b, bOff, bStride, n, c, cOff, ldc, t.nr(), t.accumulate());
         }
         for (int at = 0; at < c.length; at++) {
             int i = (at - cOff) / ldc;

@@ -38,7 +38,7 @@ class PackingTest {
                     int kc = 1 + pick / 11 % (cols - p0);
                     float[] dst = new float[mc * kc + 5];
                     Arrays.fill(dst, Float.NaN);
-                    Packing.packA(a, i0, mc, p0, kc, dst, 0);
+                    Packing.packA(a, i0, mc, p0, kc, dst, 0, 0);
                     for (int i = 0; i < mc; i++) {
                         for (int p = 0; p < kc; p++) {
                             assertEquals(a.get(i0 + i, p0 + p), dst[i * kc + p], "A(" + i + ", " + p + ") of " + a);
