@@ -33,9 +33,12 @@ import java.util.stream.Stream;
  * drifts by 20 to 50% between JMH runs a few minutes apart). Each jar is loaded by a class loader
  * of its own, so each build has its own classes, static state and JIT-compiled code; the slices
  * run in the order A B B A A B B A ..., so both builds see the same drift; a slice's figure is its
- * median call, and the printed figure the median slice of each. Give the library jars of the two
- * builds (or two benchmark jars of this version of the tool): a benchmarks jar of an older build
- * brings its own workloads, whose slices report their mean call. This is not JMH: no forks and no
+ * median call, and the printed figure the median slice of each; beside B/A (the ratio of those
+ * medians), {@code paired} is the median of the ratios of the two slices that ran next to each
+ * other (A's k-th and B's k-th), with its quartiles in brackets: on a host whose speed moves in
+ * phases of seconds, the ratio that a phase shift between the two medians does not move. Give
+ * the library jars of the two builds (or two benchmark jars of this version of the tool): a
+ * benchmarks jar of an older build brings its own workloads, whose slices report their mean call. This is not JMH: no forks and no
  * blackholes (each call's result is kept in a field), and both builds share one heap and one JIT.
  * Use it to decide between two builds, and JMH for the figures themselves.
  *
@@ -125,14 +128,22 @@ public final class SideBySide {
                 int which = (i + 1) / 2 % 2;     // A B B A A B B A ...
                 times.get(which).add((Double) run[which].invoke(null, specs[which], slice));
             }
+            // Slice k of A and slice k of B ran next to each other: their ratio is taken in one phase of the host.
+            int pairs = Math.min(times.get(0).size(), times.get(1).size());
+            List<Double> ratios = new ArrayList<>();
+            for (int k = 0; k < pairs; k++) {
+                ratios.add(times.get(1).get(k) / times.get(0).get(k));
+            }
+            Collections.sort(ratios);
             double[] median = new double[2];
             for (int k = 0; k < 2; k++) {
                 List<Double> t = times.get(k);
                 Collections.sort(t);
                 median[k] = t.get(t.size() / 2);
             }
-            System.out.printf("%-30s A %10.4f  B %10.4f  B/A %.3f  (%d slices each; minima %.4f, %.4f)%n", spec,
-                    median[0], median[1], median[1] / median[0], times.get(1).size(), times.get(0).get(0), times.get(1).get(0));
+            System.out.printf("%-30s A %10.4f  B %10.4f  B/A %.3f  paired %.3f [%.3f, %.3f]  (%d slices each; minima %.4f, %.4f)%n",
+                    spec, median[0], median[1], median[1] / median[0], ratios.get(pairs / 2), ratios.get(pairs / 4),
+                    ratios.get(pairs - 1 - pairs / 4), times.get(1).size(), times.get(0).get(0), times.get(1).get(0));
         }
     }
 
