@@ -92,11 +92,6 @@ final class Projection {
         if (rows == 0) {
             return;     // y may be empty, with no element at yOffset
         }
-        if (bias != null) {
-            for (int r = 0; r < rows; r++) {
-                System.arraycopy(bias, 0, y, yOffset + r * ldc, outFeatures);
-            }
-        }
-        Gemm.multiply(x, firstRow, rows, packed, y, yOffset, ldc, bias != null, threads);
+        Gemm.multiply(x, firstRow, rows, packed, bias, y, yOffset, ldc, threads);
     }
 }

@@ -4,7 +4,9 @@ package io.github.attn4j.internal.kernel;
  * One packed block of B: rows {@code [pc, pc + kc)} and the columns from {@code jc}, in
  * NR-column panels starting at index {@code offset} of {@code data}, or of {@code half}'s
  * 16-bit panels when {@code half} is not null (then {@code data} is null); {@code accumulate}
- * tells whether the product is added to C (always after the first K block). Set before the
+ * tells whether the product is added to C (always after the first K block), and {@code bias},
+ * when not null (the first K block only), holds a value per column of B, from column 0, to add
+ * to C after the product. Set before the
  * product that reads it and not changed while it runs: one thread reuses its own from block
  * to block ({@link GemmWorkspace#block}), so a single-threaded call allocates nothing; a block
  * that helper threads read is a new one.
@@ -17,8 +19,9 @@ final class BlockOfB {
     private int kc;
     private int jc;
     private boolean accumulate;
+    private float[] bias;
 
-    BlockOfB set(float[] data, PackedMatrix half, int offset, int pc, int kc, int jc, boolean accumulate) {
+    BlockOfB set(float[] data, PackedMatrix half, int offset, int pc, int kc, int jc, boolean accumulate, float[] bias) {
         this.data = data;
         this.half = half;
         this.offset = offset;
@@ -26,6 +29,7 @@ final class BlockOfB {
         this.kc = kc;
         this.jc = jc;
         this.accumulate = accumulate;
+        this.bias = bias;
         return this;
     }
 
@@ -55,5 +59,9 @@ final class BlockOfB {
 
     boolean accumulate() {
         return accumulate;
+    }
+
+    float[] bias() {
+        return bias;
     }
 }

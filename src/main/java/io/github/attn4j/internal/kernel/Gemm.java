@@ -93,8 +93,8 @@ public final class Gemm {
      */
     public static void multiply(MatrixView a, MatrixView b, float[] c, int cOffset, int ldc, boolean accumulate) {
         Objects.requireNonNull(b, "b");
-        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, 0, a.rows(), b, null, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
+        GemmChecks.operands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, 0, a.rows(), b, null, c, cOffset, ldc, accumulate, null, Blocking.DEFAULT, 1);
     }
 
     /**
@@ -107,30 +107,27 @@ public final class Gemm {
      */
     public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate,
                                 int threads) {
-        multiply(a, 0, Objects.requireNonNull(a, "a").rows(), b, c, cOffset, ldc, accumulate, threads);
+        GemmChecks.rows(a, 0, Objects.requireNonNull(a, "a").rows(), b, null, c, cOffset, ldc, threads);
+        run(a, 0, a.rows(), null, b, c, cOffset, ldc, accumulate, null, Blocking.DEFAULT, threads);
     }
 
     /**
-     * {@link #multiply(MatrixView, PackedMatrix, float[], int, int, boolean, int)} for rows
-     * {@code [firstRow, firstRow + rows)} of {@code a} alone: row {@code firstRow + i} of A gives
-     * row {@code i} of C, with the bits it gets in a product over all of A. A caller that runs
-     * many row ranges of one matrix (chunks of a batch) needs no view per range.
+     * {@code C = A * B + bias} for rows {@code [firstRow, firstRow + rows)} of {@code a} alone, on
+     * up to {@code threads} threads as {@link #multiply(MatrixView, PackedMatrix, float[], int, int,
+     * boolean, int)}: row {@code firstRow + i} of A gives row {@code i} of C, with the bits it gets
+     * in a product over all of A, and {@code bias[j]} (when {@code bias} is not null) is added to
+     * every element of column j once its first K block is summed: the bits of copying the bias
+     * into every row of C and accumulating, without writing and reading C one more time. A
+     * caller that runs many row ranges of one matrix (chunks of a batch) needs no view per range.
      *
-     * @throws IllegalArgumentException also if the rows are not within {@code a}
+     * @param bias a value per column of B, or null
+     * @throws IllegalArgumentException also if the rows are not within {@code a} or {@code bias}
+     *                                  has fewer than {@code b.cols()} elements
      */
-    public static void multiply(MatrixView a, int firstRow, int rows, PackedMatrix b, float[] c, int cOffset, int ldc,
-                                boolean accumulate, int threads) {
-        Objects.requireNonNull(b, "b");
-        Objects.requireNonNull(a, "a");
-        if (firstRow < 0 || rows < 0 || firstRow > a.rows() - rows) {
-            throw new IllegalArgumentException("rows: expected a range within the " + a.rows() + " rows of a, got ["
-                    + firstRow + ", " + ((long) firstRow + rows) + ")");
-        }
-        checkOperands(a, rows, b.rows(), b.cols(), c, cOffset, ldc);
-        if (threads < 1) {
-            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
-        }
-        run(a, firstRow, rows, null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, threads);
+    public static void multiply(MatrixView a, int firstRow, int rows, PackedMatrix b, float[] bias, float[] c,
+                                int cOffset, int ldc, int threads) {
+        GemmChecks.rows(a, firstRow, rows, b, bias, c, cOffset, ldc, threads);
+        run(a, firstRow, rows, null, b, c, cOffset, ldc, false, bias, Blocking.DEFAULT, threads);
     }
 
     /**
@@ -142,8 +139,8 @@ public final class Gemm {
      */
     public static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate) {
         Objects.requireNonNull(b, "b");
-        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, 0, a.rows(), null, b, c, cOffset, ldc, accumulate, Blocking.DEFAULT, 1);
+        GemmChecks.operands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, 0, a.rows(), null, b, c, cOffset, ldc, accumulate, null, Blocking.DEFAULT, 1);
     }
 
     /**
@@ -244,8 +241,8 @@ public final class Gemm {
     static void multiply(MatrixView a, MatrixView b, float[] c, int cOffset, int ldc, boolean accumulate,
                          Blocking blocking) {
         Objects.requireNonNull(b, "b");
-        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, 0, a.rows(), b, null, c, cOffset, ldc, accumulate, blocking, 1);
+        GemmChecks.operands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, 0, a.rows(), b, null, c, cOffset, ldc, accumulate, null, blocking, 1);
     }
 
     /**
@@ -255,26 +252,30 @@ public final class Gemm {
     static void multiply(MatrixView a, PackedMatrix b, float[] c, int cOffset, int ldc, boolean accumulate,
                          Blocking blocking) {
         Objects.requireNonNull(b, "b");
-        checkOperands(a, b.rows(), b.cols(), c, cOffset, ldc);
-        run(a, 0, a.rows(), null, b, c, cOffset, ldc, accumulate, blocking, 1);
+        GemmChecks.operands(a, b.rows(), b.cols(), c, cOffset, ldc);
+        run(a, 0, a.rows(), null, b, c, cOffset, ldc, accumulate, null, blocking, 1);
     }
 
     /**
      * The two outer loops: jc over NC-column blocks of B and C, pc over KC-deep blocks of the
      * reduction. Exactly one of {@code b} and {@code packed} is non-null; a prepacked block is
      * read in place (with the packed K blocking), otherwise the block is packed into this
-     * thread's buffer.
+     * thread's buffer. A {@code bias} (per column) goes with the first K block.
      */
     private static void run(MatrixView a, int aRow0, int m, MatrixView b, PackedMatrix packed, float[] c,
-                            int cOffset, int ldc, boolean accumulate, Blocking blocking, int threads) {
+                            int cOffset, int ldc, boolean accumulate, float[] bias, Blocking blocking, int threads) {
         int n = packed != null ? packed.cols() : b.cols();
         int k = a.cols();
         if (m == 0 || n == 0) {
             return;
         }
         if (k == 0) {
-            if (!accumulate) {
-                for (int i = 0; i < m; i++) {
+            for (int i = 0; i < m; i++) {
+                if (accumulate && bias != null) {
+                    Kernels.ROWS.add(c, cOffset + i * ldc, n, bias, 0);
+                } else if (bias != null) {
+                    System.arraycopy(bias, 0, c, cOffset + i * ldc, n);
+                } else if (!accumulate) {
                     Arrays.fill(c, cOffset + i * ldc, cOffset + i * ldc + n, 0f);
                 }
             }
@@ -316,7 +317,7 @@ public final class Gemm {
                     for (int pc = 0; pc < k; pc += kcMax) {
                         int kc = Math.min(kcMax, k - pc);
                         BlockOfB block = own.block().set(bBuf, half, packed.blockOffset(pc, kc, jcBlock), pc, kc, jcBlock,
-                                accumulate || pc > 0);
+                                accumulate || pc > 0, pc == 0 ? bias : null);
                         rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(),
                                 splitColumns ? 0 : r, splitColumns ? rowBlockCount : r + 1,
                                 (int) ((long) panels * slice / slices) * NR,
@@ -334,12 +335,12 @@ public final class Gemm {
                     Packing.packB(b, pc, kc, jc, nc, bBuf, 0);
                 }
                 if (threads == 1) {
-                    BlockOfB block = ws.block().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
+                    BlockOfB block = ws.block().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0, pc == 0 ? bias : null);
                     rowBlocks(a, aRow0, m, block, c, cOffset, ldc, mc, blocking.nb(), blocking.depthColumns(),
                             0, rowBlockCount, 0, nc, ws.a(aSize));
                     continue;
                 }
-                BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0);
+                BlockOfB block = new BlockOfB().set(bBuf, half, bOff, pc, kc, jc, accumulate || pc > 0, pc == 0 ? bias : null);
                 Parallel.forEach(threads, rowTasks * slices, (t, worker) -> {
                     int r = t / slices;
                     int slice = t % slices;
@@ -371,30 +372,6 @@ public final class Gemm {
             int depthRows = mc > Kernels.MR && jTo - jFrom >= depthColumns ? Kernels.MICRO.depthRows() : 0;
             Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf, depthRows, Kernels.MICRO.depthTailRows());
             MacroKernel.run(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc, depthRows);
-        }
-    }
-
-    private static void checkOperands(MatrixView a, int bRows, int bCols, float[] c, int cOffset, int ldc) {
-        checkOperands(Objects.requireNonNull(a, "a"), a.rows(), bRows, bCols, c, cOffset, ldc);
-    }
-
-    /** The checks for a product of {@code m} rows of {@code a} (already checked not null). */
-    private static void checkOperands(MatrixView a, int m, int bRows, int bCols, float[] c, int cOffset, int ldc) {
-        Objects.requireNonNull(c, "c");
-        if (a.cols() != bRows) {
-            throw new IllegalArgumentException("a.cols() must equal b.rows() (" + bRows + "), got a.cols() = "
-                    + a.cols());
-        }
-        if (ldc < bCols) {
-            throw new IllegalArgumentException("ldc must be >= b.cols() (" + bCols + "), got " + ldc);
-        }
-        if (cOffset < 0) {
-            throw new IllegalArgumentException("cOffset must be >= 0, got " + cOffset);
-        }
-        long needed = m == 0 || bCols == 0 ? cOffset : cOffset + (long) (m - 1) * ldc + bCols;
-        if (needed > c.length) {
-            throw new IllegalArgumentException("c.length must be >= " + needed
-                    + " (cOffset + (rows - 1) * ldc + b.cols()), got " + c.length);
         }
     }
 }

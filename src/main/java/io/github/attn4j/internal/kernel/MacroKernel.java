@@ -45,6 +45,12 @@ final class MacroKernel {
      * {@link MicroKernel#depthTailRows()} rows, are packed by depth ({@link Packing#packA}) and go
      * to {@link MicroKernel#depthBlocks}; the caller passes it
      * only for blocks of more than MR rows, which take the micro-kernel for every micro-panel.
+     *
+     * <p>A block with a {@link BlockOfB#bias()} (the first K block of a product with a bias) adds
+     * it to each micro-panel's rows of C right after computing them, while they are in L1: C is
+     * written once, instead of being filled with the bias beforehand and read back by the
+     * micro-kernel. {@code chain + bias} and {@code bias + chain} are the same float, so the bits
+     * are those of accumulating into bias rows.
      */
     static void run(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
                     float[] c, int cOff, int ldc, int depthRows) {
@@ -91,6 +97,12 @@ final class MacroKernel {
                                     half.format() == PackedMatrix.Format.BF16, c, cAt + i * ldc + jr - jb,
                                     Math.min(NR, jbEnd - jr), block.accumulate());
                         }
+                    }
+                }
+                if (block.bias() != null) {
+                    // While the rows just stored are in L1.
+                    for (int i = 0; i < mr; i++) {
+                        Kernels.ROWS.add(c, cAt + i * ldc, jbEnd - jb, block.bias(), block.jc() + jb);
                     }
                 }
             }

@@ -68,6 +68,9 @@ interface RowOps {
      */
     void addBias(float[] s, int off, int n, float[] bias, int at, float factor);
 
+    /** {@code x[off + j] += y[at + j]} for {@code j < n}: plain float additions, infinities and NaN as IEEE 754 says. */
+    void add(float[] x, int off, int n, float[] y, int at);
+
     /**
      * {@code x[off + j] = cap · tanh(x[off + j])} ({@link ExpFloat#tanh}) for {@code j < n}: the
      * soft-cap, with the division by the cap already folded into the scores.

@@ -86,6 +86,13 @@ final class ScalarRowOps implements RowOps {
     }
 
     @Override
+    public void add(float[] x, int off, int n, float[] y, int at) {
+        for (int j = 0; j < n; j++) {
+            x[off + j] += y[at + j];
+        }
+    }
+
+    @Override
     public void mask(float[] s, int off, int n, float[] keep, int at) {
         for (int j = 0; j < n; j++) {
             if (keep[at + j] == 0f) {

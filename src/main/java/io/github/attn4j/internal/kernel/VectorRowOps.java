@@ -245,6 +245,17 @@ final class VectorRowOps implements RowOps {
     }
 
     @Override
+    public void add(float[] x, int off, int n, float[] y, int at) {
+        int j = 0;
+        for (; j <= n - L; j += L) {
+            FloatVector.fromArray(S, x, off + j).add(FloatVector.fromArray(S, y, at + j)).intoArray(x, off + j);
+        }
+        for (; j < n; j++) {
+            x[off + j] += y[at + j];
+        }
+    }
+
+    @Override
     public void mask(float[] s, int off, int n, float[] keep, int at) {
         int j = 0;
         for (; j <= n - L; j += L) {

@@ -192,7 +192,7 @@ class GemmTest {
         Packing.packB(t.b(), 0, 30, 0, 70, packedB, 0);
         float[] aBuf = new float[2 * MR * 30];
         float[] split = t.c();
-        BlockOfB block = new BlockOfB().set(packedB, null, 0, 0, 30, 0, false);
+        BlockOfB block = new BlockOfB().set(packedB, null, 0, 0, 30, 0, false, null);
         int blocks = (50 + 2 * MR - 1) / (2 * MR);
         Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, 0, 2, blocks, 0, 70, aBuf);
         Gemm.rowBlocks(a, 0, a.rows(), block, split, t.cOffset(), t.ldc(), 2 * MR, NR, Integer.MAX_VALUE, 0, 2, NR, 70, aBuf);

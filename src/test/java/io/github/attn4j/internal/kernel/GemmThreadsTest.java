@@ -52,7 +52,7 @@ class GemmThreadsTest {
             for (int[] r : ranges) {
                 for (int threads : new int[]{1, 3}) {
                     float[] part = new float[r[1] * 70 + 3];
-                    Gemm.multiply(t.a(), r[0], r[1], packed, part, 3, 70, false, threads);
+                    Gemm.multiply(t.a(), r[0], r[1], packed, null, part, 3, 70, threads);
                     assertArrayEquals(Arrays.copyOfRange(whole, r[0] * 70, (r[0] + r[1]) * 70),
                             Arrays.copyOfRange(part, 3, part.length), 0f,
                             "rows [" + r[0] + ", " + (r[0] + r[1]) + "), transA " + transA + ", " + threads + " threads");

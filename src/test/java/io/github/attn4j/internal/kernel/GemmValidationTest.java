@@ -109,7 +109,7 @@ class GemmValidationTest {
         float[] c = new float[8];
         for (int[] r : new int[][]{{-1, 1}, {0, 3}, {2, 1}, {1, -1}, {Integer.MAX_VALUE, 2}}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> Gemm.multiply(A_2X3, r[0], r[1], b, c, 0, 4, false, 1));
+                    () -> Gemm.multiply(A_2X3, r[0], r[1], b, null, c, 0, 4, 1));
             assertMessageMentions(e, "rows", "2 rows of a", "[" + r[0] + ", ");
         }
     }
