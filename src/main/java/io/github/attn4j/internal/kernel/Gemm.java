@@ -73,6 +73,8 @@ public final class Gemm {
      * 1.05 to 1.15x slower (jmh/README.md, "Decode projections: B's bytes count").
      */
     private static final int FEW_ROWS = 8;
+    /** Row strides (floats) that are multiples of this keep A packed: 4 KiB, the L1 set period. */
+    private static final int IN_PLACE_ALIASING = 1024;
 
     private Gemm() {
     }
@@ -358,7 +360,8 @@ public final class Gemm {
      * The ic loop, for row blocks {@code [firstBlock, endBlock)} of the {@code m} rows of C (block
      * {@code r} covers rows {@code [r * mcMax, (r + 1) * mcMax)}, computed from rows {@code aRow0}
      * on of A) and block columns {@code [jFrom, jTo)}: packs the matching rows of A into {@code aBuf}
-     * (see {@link Blocking#depthColumns}) and runs the macro-kernel in column groups of {@code nb}.
+     * (see {@link Blocking#depthColumns}), or reads them in place ({@link #readsInPlace}), and runs
+     * the macro-kernel in column groups of {@code nb}.
      * Distinct row-block or column ranges write disjoint parts of C and need their own
      * {@code aBuf}, so they may run on different threads once the B block is packed; every
      * element is still one micro-kernel call per K block, so the split changes no bit.
@@ -370,8 +373,26 @@ public final class Gemm {
             int mc = Math.min(mcMax, m - ic);
             // By depth where every micro-panel takes the micro-kernel and the columns pay for the copy.
             int depthRows = mc > Kernels.MR && jTo - jFrom >= depthColumns ? Kernels.MICRO.depthRows() : 0;
+            int cAt = cOffset + ic * ldc + block.jc();
+            if (depthRows == 0 && readsInPlace(a)) {
+                int aAt = a.offset() + (aRow0 + ic) * a.rowStride() + block.pc();
+                MacroKernel.run(a.data(), aAt, a.rowStride(), block, mc, nb, jFrom, jTo, c, cAt, ldc, 0);
+                continue;
+            }
             Packing.packA(a, aRow0 + ic, mc, block.pc(), block.kc(), aBuf, depthRows, Kernels.MICRO.depthTailRows());
-            MacroKernel.run(aBuf, block, mc, nb, jFrom, jTo, c, cOffset + ic * ldc + block.jc(), ldc, depthRows);
+            MacroKernel.run(aBuf, 0, block.kc(), block, mc, nb, jFrom, jTo, c, cAt, ldc, depthRows);
         }
+    }
+
+    /**
+     * Whether the micro-kernel reads A's rows where they are instead of a row-major copy: when
+     * they are unit-stride runs (an activation, such as the attention's output before the output
+     * projection), and not a multiple of 4 KiB apart. A row-major packed block has its rows
+     * {@code kc} floats apart, and A's own rows {@code rowStride} apart are read the same way;
+     * rows 4 KiB apart would put the twelve rows of a micro-panel in the same L1 sets, which the
+     * packed copy avoids.
+     */
+    static boolean readsInPlace(MatrixView a) {
+        return a.colStride() == 1 && a.rowStride() >= a.cols() && a.rowStride() % IN_PLACE_ALIASING != 0;
     }
 }

@@ -46,13 +46,17 @@ final class MacroKernel {
      * to {@link MicroKernel#depthBlocks}; the caller passes it
      * only for blocks of more than MR rows, which take the micro-kernel for every micro-panel.
      *
+     * <p>A's rows are {@code lda} apart from {@code aOff} in {@code a}: a block packed by
+     * {@link Packing#packA} ({@code aOff = 0}, {@code lda = kc}, by depth or not), or rows of a
+     * row-major A read in place.
+     *
      * <p>A block with a {@link BlockOfB#bias()} (the first K block of a product with a bias) adds
      * it to each micro-panel's rows of C right after computing them, while they are in L1: C is
      * written once, instead of being filled with the bias beforehand and read back by the
      * micro-kernel. {@code chain + bias} and {@code bias + chain} are the same float, so the bits
      * are those of accumulating into bias rows.
      */
-    static void run(float[] aBuf, BlockOfB block, int mc, int nb, int jFrom, int jTo,
+    static void run(float[] a, int aOff, int lda, BlockOfB block, int mc, int nb, int jFrom, int jTo,
                     float[] c, int cOff, int ldc, int depthRows) {
         int kc = block.kc();
         PackedMatrix half = block.half();
@@ -78,22 +82,22 @@ final class MacroKernel {
                     // panels with the A micro-panel (by depth, or row-major with lda = kc) in L1. At most
                     // SINGLE_ROW_LOOPS rows imply perPanel, so those panels are float32.
                     if (depthRows > 0 && (mr == depthRows || mr == Kernels.MICRO.depthTailRows())) {
-                        Kernels.MICRO.depthBlocks(kc, aBuf, ir * kc, mr, b, bBase + jb * kc, NR * kc, panels,
+                        Kernels.MICRO.depthBlocks(kc, a, aOff + ir * lda, mr, b, bBase + jb * kc, NR * kc, panels,
                                 c, cAt, ldc, lastNr, block.accumulate());
                     } else if (mc <= SINGLE_ROW_LOOPS) {
-                        Kernels.DECODE.floatProduct(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                        Kernels.DECODE.floatProduct(kc, a, aOff + ir * lda, lda, b, bBase + jb * kc, NR * kc, panels,
                                 c, cAt, ldc, mr, lastNr, block.accumulate());
                     } else {
-                        Kernels.MICRO.blocks(kc, aBuf, ir * kc, kc, b, bBase + jb * kc, NR * kc, panels,
+                        Kernels.MICRO.blocks(kc, a, aOff + ir * lda, lda, b, bBase + jb * kc, NR * kc, panels,
                                 c, cAt, ldc, mr, lastNr, block.accumulate());
                     }
                 } else if (mc <= SINGLE_ROW_LOOPS && half.format() == PackedMatrix.Format.BF16) {
-                    Kernels.DECODE.halfProduct(true, false, kc, aBuf, ir * kc, kc, half.half(), block.offset() + jb * kc,
+                    Kernels.DECODE.halfProduct(true, false, kc, a, aOff + ir * lda, lda, half.half(), block.offset() + jb * kc,
                             NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
                 } else {
                     for (int jr = jb; jr < jbEnd; jr += NR) {
                         for (int i = 0; i < mr; i++) {
-                            Kernels.MICRO.halfRow(kc, aBuf, (ir + i) * kc, half.half(), block.offset() + jr * kc,
+                            Kernels.MICRO.halfRow(kc, a, aOff + (ir + i) * lda, half.half(), block.offset() + jr * kc,
                                     half.format() == PackedMatrix.Format.BF16, c, cAt + i * ldc + jr - jb,
                                     Math.min(NR, jbEnd - jr), block.accumulate());
                         }

@@ -106,13 +106,23 @@ record GemmCase(int m, int n, int k, boolean transA, boolean transB, int pad, bo
      * term a wrong kernel would drop or double (about {@code sum|term| / k}) for the sizes tested.
      */
     void assertMatchesReference(float[] initial, float[] got) {
-        MatrixView a = a();
-        MatrixView b = b();
+        assertMatchesReference(a(), b(), accumulate ? initial : null, got, cOffset(), ldc(), toString());
+        assertWindowOnlyWritten(got);
+    }
+
+    /**
+     * The check of {@link #assertMatchesReference(float[], float[])} for any A and B: C (at
+     * {@code got[cOffset + i * ldc + j]}) against {@code initial + A * B} ({@code initial} null:
+     * {@code A * B}) summed in double, within the same bound.
+     */
+    static void assertMatchesReference(MatrixView a, MatrixView b, float[] initial, float[] got, int cOffset, int ldc,
+                                       String what) {
+        int k = a.cols();
         double gamma = gamma(k + 1, U_FLOAT) + gamma(k + 1, U_DOUBLE);
-        for (int i = 0; i < m; i++) {
-            for (int j = 0; j < n; j++) {
-                int at = cOffset() + i * ldc() + j;
-                double sum = accumulate ? initial[at] : 0;
+        for (int i = 0; i < a.rows(); i++) {
+            for (int j = 0; j < b.cols(); j++) {
+                int at = cOffset + i * ldc + j;
+                double sum = initial != null ? initial[at] : 0;
                 double abs = Math.abs(sum);
                 for (int p = 0; p < k; p++) {
                     double term = (double) a.get(i, p) * b.get(p, j);
@@ -122,11 +132,10 @@ record GemmCase(int m, int n, int k, boolean transA, boolean transB, int pad, bo
                 double err = Math.abs(got[at] - sum);
                 if (!(err <= gamma * abs)) {
                     fail("C(" + i + ", " + j + ") = " + got[at] + ", reference " + sum + ", |err| = " + err
-                            + " > bound " + gamma * abs + " in " + this);
+                            + " > bound " + gamma * abs + " in " + what);
                 }
             }
         }
-        assertWindowOnlyWritten(got);
     }
 
     /** Every float of C's array outside the {@code m x n} window still holds the sentinel. */

@@ -2,10 +2,14 @@ package io.github.attn4j.internal.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.quicktheories.QuickTheory.qt;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
+
+import io.github.attn4j.RandomTensors;
 
 import org.junit.jupiter.api.Test;
 import org.quicktheories.core.Gen;
@@ -179,6 +183,51 @@ class GemmTest {
                 }
             }
         }
+    }
+
+    /**
+     * A row-major A is read in place unless its rows are a multiple of 4 KiB apart: the same
+     * values with rows 1024 floats apart (packed) and {@code k + 3} apart (in place) give the same
+     * bits, over a decode step's rows and the micro-kernel's, one K block and several, on float32
+     * and BF16 panels, one and three threads; and the reference.
+     */
+    @Test
+    void aReadInPlaceGivesTheBitsOfAPackedCopy() {
+        SplittableRandom random = new SplittableRandom(17);
+        for (int k : new int[]{45, 900}) {
+            for (int m : new int[]{1, 2, 5, 13, 20, 140}) {
+                int n = 70;
+                float[] values = RandomTensors.uniformArray(random, m * k);
+                MatrixView packedRows = rowsApart(values, m, k, 1024);
+                MatrixView inPlace = rowsApart(values, m, k, k + 3);
+                assertTrue(!Gemm.readsInPlace(packedRows) && Gemm.readsInPlace(inPlace), "views of " + m + " x " + k);
+                float[] w = RandomTensors.uniformArray(random, n * k);
+                for (PackedMatrix.Format format : new PackedMatrix.Format[]{PackedMatrix.Format.F32, PackedMatrix.Format.BF16}) {
+                    PackedMatrix b = Gemm.packWeights(format, new WeightRows[]{WeightRows.of("w", w, n, k)});
+                    float[] expected = new float[m * n];
+                    Gemm.multiply(packedRows, b, expected, 0, n, false, 1);
+                    for (int threads : new int[]{1, 3}) {
+                        float[] c = new float[m * n];
+                        Gemm.multiply(inPlace, b, c, 0, n, false, threads);
+                        assertArrayEquals(expected, c, 0f, format + " m = " + m + ", k = " + k + ", " + threads + " threads");
+                    }
+                    if (format == PackedMatrix.Format.F32) {
+                        GemmCase.assertMatchesReference(inPlace, MatrixView.rowMajor(w, n, k).transpose(), null, expected, 0, n,
+                                "in place, m = " + m + ", k = " + k);
+                    }
+                }
+            }
+        }
+    }
+
+    /** {@code values} ({@code rows x cols}, row-major) copied into rows {@code stride} floats apart, NaN between them. */
+    private static MatrixView rowsApart(float[] values, int rows, int cols, int stride) {
+        float[] data = new float[(rows - 1) * stride + cols];
+        Arrays.fill(data, Float.NaN);
+        for (int i = 0; i < rows; i++) {
+            System.arraycopy(values, i * cols, data, i * stride, cols);
+        }
+        return MatrixView.rowMajor(data, 0, rows, cols, stride);
     }
 
     @Test
