@@ -30,8 +30,10 @@ import java.util.Objects;
  * {@code KC x NC}, 6 MiB, in L3). The measurements behind each size and the variants tried and
  * dropped are in {@code jmh/README.md} ("GEMM tuning", "One K block up to K = 768").
  *
- * <p>A task of at least {@link Blocking#depthColumns} columns packs A's full micro-panels by depth
- * when the micro-kernel reads them so ({@link VectorDepthBlocks} says why): same bits.
+ * <p>A task of at least {@link Blocking#depthColumns} columns packs A's micro-panels by depth
+ * when the micro-kernel reads them so ({@link VectorDepthBlocks} says why); a narrower one reads a
+ * unit-stride A in place ({@link #readsInPlace}), where a row-major copy would be the same rows
+ * closer together: same bits either way.
  *
  * <p>Each output element is reduced in a fixed order (K blocks in increasing pc, each block
  * summed by one micro-kernel or decode-product call, in increasing p), whatever the blocking of
