@@ -309,7 +309,7 @@ public final class Gemm {
             int panels = (nc + NR - 1) / NR;
             int slices = splitColumns ? Math.min(panels, 4 * threads)
                     : uneven ? Math.max(1, Math.min(threads, panels / 2)) : 1;
-            if (packed != null) {
+            if (threads > 1 && packed != null) {
                 // B packed beforehand (a module's weights): each task keeps its rows and columns
                 // through every K block, so the threads meet once per column block, not once per
                 // K block. Each element still takes the K blocks in order: the same bits.
