@@ -1,5 +1,7 @@
 package io.github.attn4j;
 
+import io.github.attn4j.internal.kernel.HeadLayout;
+
 import java.util.Arrays;
 
 /**
@@ -7,13 +9,15 @@ import java.util.Arrays;
  * {@code rotaryDim / 2} floats. When the positions span at most as many values as there are
  * tokens (prefill {@code 0..L-1} in every batch row, decoding steps close together), the rows
  * cover that span and are indexed by {@code p - min}; otherwise one row per distinct position,
- * found by binary search. Also the rotation of one head's pairs by a row of it, for
+ * found by binary search. Also the rotation of a head layout's rows by it, for
  * {@link RotaryEmbedding}.
  */
 final class AngleTable {
     final float[] cos;
     final float[] sin;
     private final int min;
+    /** Pairs per row: {@code rotaryDim / 2}. */
+    private final int half;
     /** The sorted distinct positions, or null when rows are indexed by {@code p - min}. */
     private final int[] distinct;
 
@@ -51,7 +55,7 @@ final class AngleTable {
             rows = n;
         }
         min = lo;
-        int half = invFreq.length;
+        half = invFreq.length;
         int size = Math.multiplyExact(rows, half);
         cos = new float[size];
         sin = new float[size];
@@ -71,8 +75,32 @@ final class AngleTable {
         return distinct == null ? p - min : Arrays.binarySearch(distinct, p);
     }
 
+    /**
+     * Rotates the first {@code 2 * half} values of every (batch, token, head) row of {@code x} in
+     * place (a non-empty layout), token {@code t} of batch row {@code b} by the row of position
+     * {@code positions[b][t]}, pairs {@code (2j, 2j + 1)} when {@code interleaved}, else
+     * {@code (j, j + half)}.
+     */
+    void rotate(HeadLayout x, int[][] positions, boolean interleaved) {
+        float[] v = x.data();
+        for (int b = 0; b < x.batch(); b++) {
+            int[] rowPositions = positions[b];
+            for (int t = 0; t < x.length(); t++) {
+                int row = row(rowPositions[t]) * half;
+                for (int h = 0; h < x.heads(); h++) {
+                    int base = x.at(b, t, h);
+                    if (interleaved) {
+                        rotateInterleaved(v, base, cos, sin, row, half);
+                    } else {
+                        rotateHalf(v, base, cos, sin, row, half);
+                    }
+                }
+            }
+        }
+    }
+
     /** {@code (x, y) ← (x c − y s, y c + x s)} for the pairs {@code (j, j + half)}. */
-    static void rotateHalf(float[] v, int base, float[] cos, float[] sin, int row, int half) {
+    private static void rotateHalf(float[] v, int base, float[] cos, float[] sin, int row, int half) {
         for (int j = 0; j < half; j++) {
             float x = v[base + j], y = v[base + half + j];
             float c = cos[row + j], s = sin[row + j];
@@ -82,7 +110,7 @@ final class AngleTable {
     }
 
     /** {@code (x, y) ← (x c − y s, y c + x s)} for the pairs {@code (2j, 2j + 1)}. */
-    static void rotateInterleaved(float[] v, int base, float[] cos, float[] sin, int row, int half) {
+    private static void rotateInterleaved(float[] v, int base, float[] cos, float[] sin, int row, int half) {
         for (int j = 0; j < half; j++) {
             int i = base + 2 * j;
             float x = v[i], y = v[i + 1];

@@ -333,26 +333,8 @@ public final class RotaryEmbedding {
      * more (a chunk of the batch rows {@code table} was made for).
      */
     void rotateInPlace(HeadLayout x, int[][] positions, AngleTable table) {
-        int batch = x.batch(), length = x.length(), heads = x.heads();
-        if (batch == 0 || length == 0 || heads == 0) {
-            return;
-        }
-        int half = rotaryDim / 2;
-        float[] v = x.data();
-        float[] cos = table.cos, sin = table.sin;
-        for (int b = 0; b < batch; b++) {
-            int[] rowPositions = positions[b];
-            for (int t = 0; t < length; t++) {
-                int row = table.row(rowPositions[t]) * half;
-                for (int h = 0; h < heads; h++) {
-                    int base = x.at(b, t, h);
-                    if (interleaved) {
-                        AngleTable.rotateInterleaved(v, base, cos, sin, row, half);
-                    } else {
-                        AngleTable.rotateHalf(v, base, cos, sin, row, half);
-                    }
-                }
-            }
+        if (x.batch() > 0 && x.length() > 0 && x.heads() > 0) {
+            table.rotate(x, positions, interleaved);
         }
     }
 
@@ -382,7 +364,6 @@ public final class RotaryEmbedding {
             }
         }
     }
-
 
     private static void checkFactor(double factor, String name) {
         Checks.check(Double.isFinite(factor) && factor > 0, name, "a finite positive value", factor);
