@@ -6,10 +6,9 @@ package io.github.attn4j.internal.kernel;
  * 16-bit panels when {@code half} is not null (then {@code data} is null); {@code accumulate}
  * tells whether the product is added to C (always after the first K block), and {@code bias},
  * when not null (the first K block only), holds a value per column of B, from column 0, to add
- * to C after the product. Set before the
- * product that reads it and not changed while it runs: one thread reuses its own from block
- * to block ({@link GemmWorkspace#block}), so a single-threaded call allocates nothing; a block
- * that helper threads read is a new one.
+ * to C after the product. Set before the product that reads it and not changed while it runs:
+ * one thread reuses its own from block to block ({@link GemmWorkspace#block}), so a
+ * single-threaded call allocates nothing; a block that helper threads read is a new one.
  */
 final class BlockOfB {
     private float[] data;

@@ -43,8 +43,8 @@ final class MacroKernel {
      *
      * <p>{@code depthRows > 0}: the block's full micro-panels of that many rows, and a last one of
      * {@link MicroKernel#depthTailRows()} rows, are packed by depth ({@link Packing#packA}) and go
-     * to {@link MicroKernel#depthBlocks}; the caller passes it
-     * only for blocks of more than MR rows, which take the micro-kernel for every micro-panel.
+     * to {@link MicroKernel#depthBlocks}; the caller passes it only for blocks of more than MR
+     * rows, which take the micro-kernel for every micro-panel.
      *
      * <p>A's rows are {@code lda} apart from {@code aOff} in {@code a}: a block packed by
      * {@link Packing#packA} ({@code aOff = 0}, {@code lda = kc}, by depth or not), or rows of a
@@ -79,7 +79,7 @@ final class MacroKernel {
                 int cAt = cOff + ir * ldc + jb;
                 if (half == null || !perPanel) {
                     // float32 panels, or 16-bit ones widened above: one call sweeps the group's
-                    // panels with the A micro-panel (by depth, or row-major with lda = kc) in L1. At most
+                    // panels with the A micro-panel (by depth, or rows lda apart) in L1. At most
                     // SINGLE_ROW_LOOPS rows imply perPanel, so those panels are float32.
                     if (depthRows > 0 && (mr == depthRows || mr == Kernels.MICRO.depthTailRows())) {
                         Kernels.MICRO.depthBlocks(kc, a, aOff + ir * lda, mr, b, bBase + jb * kc, NR * kc, panels,

@@ -11,7 +11,8 @@ package io.github.attn4j.internal.kernel;
  * <ul>
  *   <li>A is row-major: element (i, p) is {@code a[aOff + i * lda + p]}; only rows {@code i < mr}
  *       are read. That covers activations read in place (softmax weights, the attention's query
- *       tiles) and the GEMM's packed A micro-panels ({@link Packing#packA}, {@code lda = kc});
+ *       tiles), the GEMM's packed A micro-panels ({@link Packing#packA}, {@code lda = kc}) and
+ *       a row-major A it reads in place ({@code lda} = its row stride);
  *       {@link #depthBlocks} reads a GEMM micro-panel packed by depth instead, and
  *       {@link #strideBlocks} an attention tile's rows, a constant stride apart.</li>
  *   <li>B is a packed panel: row p is the {@link #nr()} floats at {@code b[bOff + p * nr()]},

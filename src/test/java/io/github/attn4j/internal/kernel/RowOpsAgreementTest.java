@@ -221,6 +221,18 @@ class RowOpsAgreementTest {
                 assertSameBits(xs, xv, what);
                 assertUntouched(r, xs, what);
 
+                xs = r.copy();
+                xv = r.copy();
+                scalar.add(xs, r.off(), n, bias.data(), bias.off());
+                vector.add(xv, r.off(), n, bias.data(), bias.off());
+                what = "add n=" + n + " off=" + r.off() + " at=" + bias.off();
+                assertSameBits(xs, xv, what);
+                assertUntouched(r, xs, what);
+                for (int j = 0; j < n; j++) {
+                    float sum = r.data()[r.off() + j] + bias.data()[bias.off() + j];
+                    assertEquals(Float.floatToRawIntBits(sum), Float.floatToRawIntBits(xs[r.off() + j]), what + ", element " + j);
+                }
+
                 float[] keep = new float[bias.data().length];
                 for (int i = 0; i < keep.length; i++) {
                     keep[i] = keepValues[random.nextInt(keepValues.length)];
