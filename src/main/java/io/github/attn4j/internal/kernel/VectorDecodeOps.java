@@ -28,13 +28,15 @@ import jdk.incubator.vector.VectorSpecies;
  * Products of one or two rows of A (plain multi-head attention; two query rows per key/value
  * head) go over their whole groups of full panels in {@link VectorDecodeRow} or
  * {@link VectorDecodePair} instead, and over the rest of their panels here ({@link #fullGroups}).
+ * With 32 vector registers, three or four rows over float32, BF16 and finite F16 panels take
+ * two panels per block ({@link VectorDecodeWide}), one panel only for an odd last one.
  */
 final class VectorDecodeOps implements DecodeOps {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
     private static final int L = Vectors.LANES;
     private static final int NR = 2 * L;
-    /** Per thread, a product's register block on its way to C. */
-    private static final ThreadLocal<float[]> BLOCK = ThreadLocal.withInitial(() -> new float[PRODUCT_ROWS * NR]);
+    /** Per thread, a product's register block (or two, {@link VectorDecodeWide}) on its way to C. */
+    private static final ThreadLocal<float[]> BLOCK = ThreadLocal.withInitial(() -> new float[2 * PRODUCT_ROWS * NR]);
 
     VectorDecodeOps() {
         if (NR != Kernels.NR) {
@@ -106,9 +108,14 @@ final class VectorDecodeOps implements DecodeOps {
         }
         float[] out = BLOCK.get();
         int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
-        for (int t = first; t < panels; t++) {
+        int t = first;
+        for (; VectorDecodeWide.FITS && t + 1 < panels; t += 2) {
+            VectorDecodeWide.floatPair(kc, a, aOff, r1, r2, r3, b, bOff + t * bStride, bOff + (t + 1) * bStride, out);
+            storePair(out, c, cOff + t * NR, ldc, mr, t + 1 == panels - 1 ? lastNr : NR, accumulate);
+        }
+        for (; t < panels; t++) {
             VectorDecodeBlocks.floatBlock(kc, a, aOff, r1, r2, r3, b, bOff + t * bStride, out);
-            store(out, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
+            store(out, 0, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
         }
     }
 
@@ -132,7 +139,17 @@ final class VectorDecodeOps implements DecodeOps {
         }
         float[] out = BLOCK.get();
         int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
-        for (int t = first; t < panels; t++) {
+        int t = first;
+        for (; VectorDecodeWide.FITS && (bf16 || finite) && t + 1 < panels; t += 2) {
+            int bt = bOff + t * bStride;
+            if (bf16) {
+                VectorDecodeWide.bf16Pair(kc, a, aOff, r1, r2, r3, b, bt, bt + bStride, out);
+            } else {
+                VectorDecodeWide.finiteF16Pair(kc, a, aOff, r1, r2, r3, b, bt, bt + bStride, out);
+            }
+            storePair(out, c, cOff + t * NR, ldc, mr, t + 1 == panels - 1 ? lastNr : NR, accumulate);
+        }
+        for (; t < panels; t++) {
             int bt = bOff + t * bStride;
             if (bf16) {
                 VectorDecodeBlocks.bf16Block(kc, a, aOff, r1, r2, r3, b, bt, out);
@@ -141,7 +158,7 @@ final class VectorDecodeOps implements DecodeOps {
             } else {
                 VectorDecodeBlocks.f16Block(kc, a, aOff, r1, r2, r3, b, bt, out);
             }
-            store(out, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
+            store(out, 0, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, accumulate);
         }
     }
 
@@ -163,7 +180,7 @@ final class VectorDecodeOps implements DecodeOps {
         int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
         for (int t = first; t < panels; t++) {
             VectorDecodeBlocks.int8KeyBlock(kc, a, aOff, r1, r2, r3, b, bOff + t * bStride, scales, sOff + t * sPanel, block, out);
-            store(out, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, false);
+            store(out, 0, c, cOff + t * NR, ldc, mr, t == panels - 1 ? lastNr : NR, false);
         }
     }
 
@@ -185,7 +202,7 @@ final class VectorDecodeOps implements DecodeOps {
         int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
         for (int t = first; t < panels; t++) {
             VectorDecodeBlocks.int8ValueBlock(kc, a, aOff, r1, r2, r3, b, bOff + t * bStride, scales, sOff + t * NR / block, sRow, out);
-            store(out, c, cOff + t * NR, ldc, mr, NR, true);
+            store(out, 0, c, cOff + t * NR, ldc, mr, NR, true);
         }
     }
 
@@ -204,16 +221,25 @@ final class VectorDecodeOps implements DecodeOps {
         return full / group * group;
     }
 
-    /** Writes (or adds, when {@code accumulate}) the {@code mr x nr} corner of a register block stored row by row, NR apart, into C. */
-    private static void store(float[] block, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+    /** {@link #store} of the two register blocks of a {@link VectorDecodeWide} pair, the second {@code nr} wide. */
+    private static void storePair(float[] block, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+        store(block, 0, c, cOff, ldc, mr, NR, accumulate);
+        store(block, PRODUCT_ROWS * NR, c, cOff + NR, ldc, mr, nr, accumulate);
+    }
+
+    /**
+     * Writes (or adds, when {@code accumulate}) the {@code mr x nr} corner of a register block
+     * stored row by row, NR apart, from {@code block[at]}, into C.
+     */
+    private static void store(float[] block, int at, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
         if (nr < NR) {
-            VectorMicroKernel.copyCorner(block, c, cOff, ldc, mr, nr, accumulate);
+            VectorMicroKernel.copyCorner(block, at, c, cOff, ldc, mr, nr, accumulate);
             return;
         }
         for (int i = 0; i < mr; i++) {
             int row = cOff + i * ldc;
-            FloatVector v0 = FloatVector.fromArray(S, block, i * NR);
-            FloatVector v1 = FloatVector.fromArray(S, block, i * NR + L);
+            FloatVector v0 = FloatVector.fromArray(S, block, at + i * NR);
+            FloatVector v1 = FloatVector.fromArray(S, block, at + i * NR + L);
             if (accumulate) {
                 v0 = v0.add(FloatVector.fromArray(S, c, row));
                 v1 = v1.add(FloatVector.fromArray(S, c, row + L));

@@ -166,7 +166,7 @@ final class VectorDepthBlocks {
                 c101.intoArray(spill, 10 * NR + L);
                 c110.intoArray(spill, 11 * NR);
                 c111.intoArray(spill, 11 * NR + L);
-                VectorMicroKernel.copyCorner(spill, c, ct, ldc, ROWS, nr, accumulate);
+                VectorMicroKernel.copyCorner(spill, 0, c, ct, ldc, ROWS, nr, accumulate);
             }
         }
     }
@@ -277,7 +277,7 @@ final class VectorDepthBlocks {
                 c61.intoArray(spill, 6 * NR + L);
                 c70.intoArray(spill, 7 * NR);
                 c71.intoArray(spill, 7 * NR + L);
-                VectorMicroKernel.copyCorner(spill, c, ct, ldc, EIGHT, nr, accumulate);
+                VectorMicroKernel.copyCorner(spill, 0, c, ct, ldc, EIGHT, nr, accumulate);
             }
         }
     }

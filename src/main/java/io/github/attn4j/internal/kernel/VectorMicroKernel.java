@@ -156,16 +156,17 @@ final class VectorMicroKernel implements MicroKernel {
             float[] spill = SPILL.get();
             c0.intoArray(spill, 0);
             c1.intoArray(spill, L);
-            copyCorner(spill, c, cOff, 0, 1, nr, accumulate);
+            copyCorner(spill, 0, c, cOff, 0, 1, nr, accumulate);
         }
     }
 
-    /** Writes the {@code mr x nr} corner of a register block spilled row by row (NR apart) into C. */
-    static void copyCorner(float[] spill, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
+    /** Writes the {@code mr x nr} corner of a register block spilled row by row (NR apart) from {@code spill[at]} into C. */
+    static void copyCorner(float[] spill, int at, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
         for (int i = 0; i < mr; i++) {
             int row = cOff + i * ldc;
+            int from = at + i * NR;
             for (int j = 0; j < nr; j++) {
-                c[row + j] = accumulate ? c[row + j] + spill[i * NR + j] : spill[i * NR + j];
+                c[row + j] = accumulate ? c[row + j] + spill[from + j] : spill[from + j];
             }
         }
     }
@@ -285,7 +286,7 @@ final class VectorMicroKernel implements MicroKernel {
                 c41.intoArray(spill, 4 * NR + L);
                 c50.intoArray(spill, 5 * NR);
                 c51.intoArray(spill, 5 * NR + L);
-                copyCorner(spill, c, ct, ldc, mr, nr, accumulate);
+                copyCorner(spill, 0, c, ct, ldc, mr, nr, accumulate);
             }
         }
     }

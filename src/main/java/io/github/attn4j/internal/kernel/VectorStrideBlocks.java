@@ -165,7 +165,7 @@ final class VectorStrideBlocks {
                 c101.intoArray(spill, 10 * NR + L);
                 c110.intoArray(spill, 11 * NR);
                 c111.intoArray(spill, 11 * NR + L);
-                VectorMicroKernel.copyCorner(spill, c, ct, ldc, VectorTallBlocks.ROWS, nr, accumulate);
+                VectorMicroKernel.copyCorner(spill, 0, c, ct, ldc, VectorTallBlocks.ROWS, nr, accumulate);
             }
         }
     }

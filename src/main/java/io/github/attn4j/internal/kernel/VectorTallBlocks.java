@@ -207,7 +207,7 @@ final class VectorTallBlocks {
                 c101.intoArray(spill, 10 * NR + L);
                 c110.intoArray(spill, 11 * NR);
                 c111.intoArray(spill, 11 * NR + L);
-                VectorMicroKernel.copyCorner(spill, c, ct, ldc, mr, nr, accumulate);
+                VectorMicroKernel.copyCorner(spill, 0, c, ct, ldc, mr, nr, accumulate);
             }
         }
     }
@@ -323,7 +323,7 @@ final class VectorTallBlocks {
                 c61.intoArray(spill, 6 * NR + L);
                 c70.intoArray(spill, 7 * NR);
                 c71.intoArray(spill, 7 * NR + L);
-                VectorMicroKernel.copyCorner(spill, c, ct, ldc, mr, nr, accumulate);
+                VectorMicroKernel.copyCorner(spill, 0, c, ct, ldc, mr, nr, accumulate);
             }
         }
     }
