@@ -22,7 +22,7 @@ import jdk.incubator.vector.VectorSpecies;
  * so narrower register files keep the one-panel blocks. So do INT8 panels and F16 keys that may
  * hold an infinity or NaN: INT8 pairs (values with two scale broadcasts per step, keys with their
  * totals in {@code out} between blocks, since the partial sums fill the registers) took 1.02 to
- * 1.09x the time of the one-panel blocks in decode steps over 4096 tokens (SideBySide, both
+ * 1.07x the time of the one-panel blocks in decode steps over 4096 tokens (SideBySide, both
  * orders) and were within the noise over 16384.
  */
 final class VectorDecodeWide {
