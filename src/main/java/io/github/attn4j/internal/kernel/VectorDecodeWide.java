@@ -24,6 +24,10 @@ import jdk.incubator.vector.VectorSpecies;
  * totals in {@code out} between blocks, since the partial sums fill the registers) took 1.02 to
  * 1.07x the time of the one-panel blocks in decode steps over 4096 tokens (SideBySide, both
  * orders) and were within the noise over 16384.
+ *
+ * <p>The three methods differ only in how B is loaded and stay written out, one per kind of
+ * panel, for the reasons {@link VectorDecodeBlocks} gives (one method choosing its widening by
+ * flags compiled into slower loops, and a helper taking the accumulators boxed them).
  */
 final class VectorDecodeWide {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
