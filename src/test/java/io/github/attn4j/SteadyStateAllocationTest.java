@@ -13,10 +13,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * Once the JIT has compiled the kernels, a call allocates on its thread at most what it returns
  * plus {@link #BUDGET} bytes: scratch lives in per-thread workspaces that calls reuse (README,
- * "Results into your own tensor"). The budget is the 64 KiB that the speed issue allows a {@code forward} beyond
- * its result; the shapes here take a few hundred bytes to a few KiB. A per-call scratch array
- * (a score tile, a copy of the input, an accumulator array per block) exceeds it: the scalar
- * micro-kernel's accumulators, allocated per block, came to about 150 KB per forward here.
+ * "Results into your own tensor"). The budget is the 64 KiB that the speed issue allows a
+ * {@code forward} beyond its result; the shapes here take a few hundred bytes to a few KiB. A
+ * per-call scratch array (a score tile, a copy of the input, an accumulator array per block)
+ * exceeds it: the scalar micro-kernel's accumulators, allocated per block, came to about 150 KB
+ * per forward here.
  *
  * <p>Before C2 compiles them, the vector kernels box every vector (megabytes per call), so each
  * case calls in batches until one batch stays within the budget, and fails if none does within
