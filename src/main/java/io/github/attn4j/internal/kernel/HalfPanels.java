@@ -4,7 +4,8 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
 
 /**
  * Keys and values as 16-bit floats, F16 (IEEE binary16) or BF16 (bfloat16), in the float32
- * panels' layout ({@link EncodedPanels}): half the bytes of {@link KeyValuePanels}. Values are
+ * panels' layout ({@link EncodedPanels}): half the bytes of {@link KeyValuePanels}. BF16 rows of
+ * NR hold their columns in the order of {@link Packing#bf16Slot}. Values are
  * rounded to nearest even on append ({@link HalfFloat}); a finite value that would round to
  * infinity is rejected before anything is appended.
  */
@@ -62,7 +63,7 @@ public final class HalfPanels extends EncodedPanels {
 
     @Override
     void encodeKey(float[] x, int src, int j) {
-        int at = keyIndex(j, 0);
+        int at = keyIndex(j, 0) - j % NR + slot(j % NR);
         for (int c = 0; c < d; c++) {
             keyData[at + c * NR] = encode(x[src + c]);
         }
@@ -71,8 +72,18 @@ public final class HalfPanels extends EncodedPanels {
     @Override
     void encodeValue(float[] x, int src, int j) {
         for (int c = 0; c < dv; c++) {
-            valueData[valueIndex(j, c)] = encode(x[src + c]);
+            valueData[valueAt(j, c)] = encode(x[src + c]);
         }
+    }
+
+    /** Where column {@code j % NR} of a panel row is stored, relative to the row's start. */
+    private int slot(int j) {
+        return bf16 ? Packing.bf16Slot(j) : j;
+    }
+
+    /** Index of column {@code c} of value {@code j} ({@link #valueIndex}, in the row order of {@link #slot}). */
+    private int valueAt(int j, int c) {
+        return valueIndex(j, c) - c % NR + slot(c % NR);
     }
 
     private short encode(float x) {
@@ -81,12 +92,12 @@ public final class HalfPanels extends EncodedPanels {
 
     @Override
     void decodeKeys(int p0, int panels, float[] dst) {
-        decode(keyData, p0 * NR * d, dst, 0, panels * NR * d);
+        decode(keyData, p0 * NR * d, dst, 0, panels * d);
     }
 
     @Override
     void decodeValues(int c0, int j0, int nk, float[] dst, int dOff) {
-        decode(valueData, valueIndex(j0, c0), dst, dOff, nk * NR);
+        decode(valueData, valueIndex(j0, c0), dst, dOff, nk);
     }
 
     @Override
@@ -102,11 +113,12 @@ public final class HalfPanels extends EncodedPanels {
                 dvPad, rows, NR, true);
     }
 
-    private void decode(short[] src, int off, float[] dst, int dOff, int n) {
+    /** Widens {@code rows} panel rows of NR from {@code src[off]} into {@code dst[dOff]}, in column order. */
+    private void decode(short[] src, int off, float[] dst, int dOff, int rows) {
         if (bf16) {
-            Kernels.DECODE.bf16(src, off, dst, dOff, n);
+            Kernels.DECODE.bf16Rows(src, off, dst, dOff, rows);
         } else {
-            Kernels.DECODE.f16(src, off, dst, dOff, n);
+            Kernels.DECODE.f16(src, off, dst, dOff, rows * NR);
         }
     }
 
@@ -114,7 +126,7 @@ public final class HalfPanels extends EncodedPanels {
     boolean valueRowNonFinite(int j) {
         int exponent = bf16 ? HalfFloat.F32_EXP >>> 16 : HalfFloat.F16_EXP;
         for (int c = 0; c < dv; c++) {
-            if ((valueData[valueIndex(j, c)] & exponent) == exponent) {
+            if ((valueData[valueAt(j, c)] & exponent) == exponent) {
                 return true;
             }
         }

@@ -15,9 +15,11 @@ final class ScalarDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void bf16(short[] src, int off, float[] dst, int dOff, int n) {
-        for (int i = 0; i < n; i++) {
-            dst[dOff + i] = HalfFloat.fromBf16(src[off + i]);
+    public void bf16Rows(short[] src, int off, float[] dst, int dOff, int rows) {
+        for (int r = 0; r < rows; r++) {
+            for (int j = 0; j < NR; j++) {
+                dst[dOff + r * NR + j] = HalfFloat.fromBf16(src[off + r * NR + Packing.bf16Slot(j)]);
+            }
         }
     }
 
@@ -64,8 +66,9 @@ final class ScalarDecodeOps implements DecodeOps {
                 for (int j = 0; j < nr; j++) {
                     float acc = 0f;
                     for (int p = 0; p < kc; p++) {
-                        short h = b[bOff + t * bStride + p * NR + j];
-                        acc = Math.fma(a[aOff + i * lda + p], bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc);
+                        int at = bOff + t * bStride + p * NR;
+                        acc = Math.fma(a[aOff + i * lda + p], bf16 ? HalfFloat.fromBf16(b[at + Packing.bf16Slot(j)])
+                                : HalfFloat.fromF16(b[at + j]), acc);
                     }
                     add(c, cOff + i * ldc + t * NR + j, acc, accumulate);
                 }

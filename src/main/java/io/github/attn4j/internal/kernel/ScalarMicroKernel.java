@@ -42,8 +42,8 @@ final class ScalarMicroKernel implements MicroKernel {
         for (int p = 0; p < kc; p++) {
             float ap = a[aOff + p];
             for (int j = 0; j < NR; j++) {
-                short h = b[bOff + p * NR + j];
-                acc[j] = Math.fma(ap, bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc[j]);
+                int at = bOff + p * NR;
+                acc[j] = Math.fma(ap, bf16 ? HalfFloat.fromBf16(b[at + Packing.bf16Slot(j)]) : HalfFloat.fromF16(b[at + j]), acc[j]);
             }
         }
         for (int j = 0; j < nr; j++) {

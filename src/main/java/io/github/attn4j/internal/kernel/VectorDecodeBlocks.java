@@ -67,8 +67,8 @@ final class VectorDecodeBlocks {
         FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
         for (int p = 0; p < kc; p++) {
             int bi = bt + p * NR;
-            FloatVector b0 = VectorWiden.bf16(b, bi);
-            FloatVector b1 = VectorWiden.bf16(b, bi + L);
+            FloatVector b0 = VectorWiden.bf16Low(b, bi);
+            FloatVector b1 = VectorWiden.bf16High(b, bi);
             FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
             c00 = av.fma(b0, c00);
             c01 = av.fma(b1, c01);

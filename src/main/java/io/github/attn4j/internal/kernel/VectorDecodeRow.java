@@ -93,14 +93,14 @@ final class VectorDecodeRow {
             for (int p = 0; p < kc; p++) {
                 int o = p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c00 = av.fma(VectorWiden.bf16(b, b0 + o), c00);
-                c01 = av.fma(VectorWiden.bf16(b, b0 + o + L), c01);
-                c10 = av.fma(VectorWiden.bf16(b, b1 + o), c10);
-                c11 = av.fma(VectorWiden.bf16(b, b1 + o + L), c11);
-                c20 = av.fma(VectorWiden.bf16(b, b2 + o), c20);
-                c21 = av.fma(VectorWiden.bf16(b, b2 + o + L), c21);
-                c30 = av.fma(VectorWiden.bf16(b, b3 + o), c30);
-                c31 = av.fma(VectorWiden.bf16(b, b3 + o + L), c31);
+                c00 = av.fma(VectorWiden.bf16Low(b, b0 + o), c00);
+                c01 = av.fma(VectorWiden.bf16High(b, b0 + o), c01);
+                c10 = av.fma(VectorWiden.bf16Low(b, b1 + o), c10);
+                c11 = av.fma(VectorWiden.bf16High(b, b1 + o), c11);
+                c20 = av.fma(VectorWiden.bf16Low(b, b2 + o), c20);
+                c21 = av.fma(VectorWiden.bf16High(b, b2 + o), c21);
+                c30 = av.fma(VectorWiden.bf16Low(b, b3 + o), c30);
+                c31 = av.fma(VectorWiden.bf16High(b, b3 + o), c31);
             }
             int ct = cOff + 4 * g * NR;
             if (accumulate) {

@@ -123,7 +123,7 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     /**
-     * Two accumulators, one broadcast of A and two 16-bit loads of B per step; the F16 and BF16
+     * Two accumulators, one broadcast of A and two F16 loads of B (or one BF16 row) per step; the F16 and BF16
      * loops are written apart so that neither tests the format inside the loop.
      */
     @Override
@@ -134,8 +134,8 @@ final class VectorMicroKernel implements MicroKernel {
             for (int p = 0; p < kc; p++) {
                 int bi = bOff + p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c0 = av.fma(VectorWiden.bf16(b, bi), c0);
-                c1 = av.fma(VectorWiden.bf16(b, bi + L), c1);
+                c0 = av.fma(VectorWiden.bf16Low(b, bi), c0);
+                c1 = av.fma(VectorWiden.bf16High(b, bi), c1);
             }
         } else {
             for (int p = 0; p < kc; p++) {

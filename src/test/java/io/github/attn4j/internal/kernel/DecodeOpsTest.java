@@ -33,7 +33,7 @@ class DecodeOpsTest {
     }
 
     @Test
-    void sixteenBitLoopsMatchTheScalarLoopsAtAnyOffsetAndLength() {
+    void f16LoopMatchesTheScalarLoopAtAnyOffsetAndLength() {
         qt().withExamples(200).forAll(integers().between(0, 200), integers().between(0, 17), longs().all()).checkAssert((n, off, seed) -> {
             SplittableRandom random = new SplittableRandom(seed);
             short[] src = new short[off + n];
@@ -45,9 +45,30 @@ class DecodeOpsTest {
             SCALAR.f16(src, off, expected, dOff, n);
             Kernels.DECODE.f16(src, off, actual, dOff, n);
             assertSameBits(expected, actual, "f16 n=" + n);
-            SCALAR.bf16(src, off, expected, dOff, n);
-            Kernels.DECODE.bf16(src, off, actual, dOff, n);
-            assertSameBits(expected, actual, "bf16 n=" + n);
+        });
+    }
+
+    @Test
+    void bf16RowsPutEachRowBackInColumnOrder() {
+        qt().withExamples(200).forAll(integers().between(0, 12), integers().between(0, 17), longs().all()).checkAssert((rows, off, seed) -> {
+            SplittableRandom random = new SplittableRandom(seed);
+            short[] src = new short[off + rows * NR];
+            for (int i = 0; i < src.length; i++) {
+                src[i] = (short) random.nextInt();
+            }
+            int dOff = random.nextInt(9);
+            float[] expected = new float[dOff + rows * NR], actual = new float[expected.length], scalar = new float[expected.length];
+            for (int r = 0; r < rows; r++) {
+                for (int j = 0; j < NR; j++) {
+                    // Column j < NR/2 is stored at 2j, column NR/2 + j at 2j + 1; BF16 is a float's upper half.
+                    int at = off + r * NR + (j < NR / 2 ? 2 * j : 2 * (j - NR / 2) + 1);
+                    expected[dOff + r * NR + j] = Float.intBitsToFloat(src[at] << 16);
+                }
+            }
+            SCALAR.bf16Rows(src, off, scalar, dOff, rows);
+            Kernels.DECODE.bf16Rows(src, off, actual, dOff, rows);
+            assertSameBits(expected, scalar, "bf16Rows scalar, rows=" + rows);
+            assertSameBits(expected, actual, "bf16Rows, rows=" + rows);
         });
     }
 

@@ -142,7 +142,7 @@ class DecodeProductsTest {
             for (int t = 0; t < shape.panels(); t++) {
                 int from = shape.bOff() + t * shape.bStride();
                 if (bf16) {
-                    SCALAR.bf16(b, from, panel, 0, kc * NR);
+                    SCALAR.bf16Rows(b, from, panel, 0, kc);
                 } else {
                     SCALAR.f16(b, from, panel, 0, kc * NR);
                 }

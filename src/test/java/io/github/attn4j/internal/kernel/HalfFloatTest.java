@@ -58,14 +58,18 @@ class HalfFloatTest {
         short[] all = allPatterns();
         float[] active = new float[all.length];
         float[] scalar = new float[all.length];
-        SCALAR.bf16(all, 0, scalar, 0, all.length);
+        int rows = all.length / Kernels.NR;
+        SCALAR.bf16Rows(all, 0, scalar, 0, rows);
         for (int round = 0; round < 200; round++) {
-            Kernels.DECODE.bf16(all, 0, active, 0, all.length);
+            Kernels.DECODE.bf16Rows(all, 0, active, 0, rows);
             assertSameBits(scalar, active, round);
         }
         for (int i = 0; i < all.length; i++) {
-            assertEquals(i << 16, Float.floatToRawIntBits(active[i]), "BF16 0x" + Integer.toHexString(i));
-            assertEquals(i << 16, Float.floatToRawIntBits(scalar[i]), "BF16 0x" + Integer.toHexString(i) + " scalar");
+            // Element i is column j of its panel row, stored at index `pattern` ({@link Packing#bf16Slot}).
+            int j = i % Kernels.NR, half = Kernels.NR / 2;
+            int pattern = i - j + (j < half ? 2 * j : 2 * (j - half) + 1);
+            assertEquals(pattern << 16, Float.floatToRawIntBits(active[i]), "BF16 0x" + Integer.toHexString(pattern));
+            assertEquals(pattern << 16, Float.floatToRawIntBits(scalar[i]), "BF16 0x" + Integer.toHexString(pattern) + " scalar");
         }
     }
 

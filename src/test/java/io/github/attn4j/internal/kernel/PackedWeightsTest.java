@@ -109,7 +109,7 @@ class PackedWeightsTest {
                     }
                     float[] wide = new float[NR];
                     if (bf16) {
-                        Kernels.DECODE.bf16(panel, 0, wide, 0, NR);
+                        Kernels.DECODE.bf16Rows(panel, 0, wide, 0, 1);
                     } else {
                         Kernels.DECODE.f16(panel, 0, wide, 0, NR);
                     }
