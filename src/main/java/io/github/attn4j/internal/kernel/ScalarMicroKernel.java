@@ -41,8 +41,8 @@ final class ScalarMicroKernel implements MicroKernel {
         Arrays.fill(acc, 0, NR, 0f);
         for (int p = 0; p < kc; p++) {
             float ap = a[aOff + p];
+            int at = bOff + p * NR;
             for (int j = 0; j < NR; j++) {
-                int at = bOff + p * NR;
                 acc[j] = Math.fma(ap, bf16 ? HalfFloat.fromBf16(b[at + Packing.bf16Slot(j)]) : HalfFloat.fromF16(b[at + j]), acc[j]);
             }
         }

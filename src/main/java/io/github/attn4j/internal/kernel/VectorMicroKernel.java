@@ -123,8 +123,8 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     /**
-     * Two accumulators, one broadcast of A and two F16 loads of B (or one BF16 row) per step; the F16 and BF16
-     * loops are written apart so that neither tests the format inside the loop.
+     * Two accumulators, one broadcast of A and two F16 loads of B (or one BF16 row) per step; the
+     * F16 and BF16 loops are written apart so that neither tests the format inside the loop.
      */
     @Override
     public void halfRow(int kc, float[] a, int aOff, short[] b, int bOff, boolean bf16,
