@@ -17,7 +17,7 @@ package io.github.attn4j.internal.kernel;
  * of B, float32 or narrow, for at most {@link #PRODUCT_ROWS} rows of a row-major A, as
  * {@link MicroKernel#blocks} reads it: element {@code (i, p)} at {@code a[aOff + i * lda + p]}, nothing read past row
  * {@code mr - 1}. Panel {@code t}'s B row {@code p} is NR stored values at
- * {@code b[bOff + t * bStride + p * NR]} (BF16 ones in the order of {@link Packing#bf16Slot}),
+ * {@code b[bOff + t * bStride + p * NR]} (16-bit ones in the order of {@link Packing#halfSlot}),
  * widened as the loops above widen them, and C columns
  * {@code [t·NR, t·NR + NR)} receive it, all NR wide but the last, which is {@code lastNr} wide;
  * only the {@code mr} rows of C are written. Each element of C (but those of {@link #int8Keys})
@@ -26,12 +26,16 @@ package io.github.attn4j.internal.kernel;
  * decoded tile, without the tile.
  */
 interface DecodeOps {
-    /** {@code dst[dOff + i] = } the F16 value of {@code src[off + i]} ({@link HalfFloat#fromF16}), for {@code i < n}. */
-    void f16(short[] src, int off, float[] dst, int dOff, int n);
+    /**
+     * {@code rows} rows of an F16 panel, widened in column order: {@code dst[dOff + r * NR + j] = }
+     * the F16 value ({@link HalfFloat#fromF16}) of {@code src[off + r * NR + Packing.halfSlot(j)]}
+     * for {@code r < rows}, {@code j < NR}.
+     */
+    void f16Rows(short[] src, int off, float[] dst, int dOff, int rows);
 
     /**
      * {@code rows} rows of a BF16 panel, widened in column order: {@code dst[dOff + r * NR + j] = }
-     * the BF16 value ({@link HalfFloat#fromBf16}) of {@code src[off + r * NR + Packing.bf16Slot(j)]}
+     * the BF16 value ({@link HalfFloat#fromBf16}) of {@code src[off + r * NR + Packing.halfSlot(j)]}
      * for {@code r < rows}, {@code j < NR}.
      */
     void bf16Rows(short[] src, int off, float[] dst, int dOff, int rows);

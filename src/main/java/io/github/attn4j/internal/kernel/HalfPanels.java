@@ -4,8 +4,8 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
 
 /**
  * Keys and values as 16-bit floats, F16 (IEEE binary16) or BF16 (bfloat16), in the float32
- * panels' layout ({@link EncodedPanels}): half the bytes of {@link KeyValuePanels}. BF16 rows of
- * NR hold their columns in the order of {@link Packing#bf16Slot}. Values are
+ * panels' layout ({@link EncodedPanels}): half the bytes of {@link KeyValuePanels}, each row of
+ * NR holding its columns in the order of {@link Packing#halfSlot}. Values are
  * rounded to nearest even on append ({@link HalfFloat}); a finite value that would round to
  * infinity is rejected before anything is appended.
  */
@@ -63,7 +63,7 @@ public final class HalfPanels extends EncodedPanels {
 
     @Override
     void encodeKey(float[] x, int src, int j) {
-        int at = keyIndex(j, 0) - j % NR + slot(j % NR);
+        int at = keyIndex(j, 0) - j % NR + Packing.halfSlot(j % NR);
         for (int c = 0; c < d; c++) {
             keyData[at + c * NR] = encode(x[src + c]);
         }
@@ -76,14 +76,9 @@ public final class HalfPanels extends EncodedPanels {
         }
     }
 
-    /** Where column {@code j % NR} of a panel row is stored, relative to the row's start. */
-    private int slot(int j) {
-        return bf16 ? Packing.bf16Slot(j) : j;
-    }
-
-    /** Index of column {@code c} of value {@code j} ({@link #valueIndex}, in the row order of {@link #slot}). */
+    /** Index of column {@code c} of value {@code j} ({@link #valueIndex}, in the row order of {@link Packing#halfSlot}). */
     private int valueAt(int j, int c) {
-        return valueIndex(j, c) - c % NR + slot(c % NR);
+        return valueIndex(j, c) - c % NR + Packing.halfSlot(c % NR);
     }
 
     private short encode(float x) {
@@ -118,7 +113,7 @@ public final class HalfPanels extends EncodedPanels {
         if (bf16) {
             Kernels.DECODE.bf16Rows(src, off, dst, dOff, rows);
         } else {
-            Kernels.DECODE.f16(src, off, dst, dOff, rows * NR);
+            Kernels.DECODE.f16Rows(src, off, dst, dOff, rows);
         }
     }
 

@@ -16,8 +16,8 @@ import java.util.Arrays;
  *       panel as NR consecutive floats: element (p, j) of the block is at
  *       {@code (j / NR) * NR * kc + p * NR + j % NR}. Columns past {@code nc} are zero.</li>
  * </ul>
- * BF16 panels ({@link #packWeightRows}, {@link HalfPanels}) hold each row of NR columns in the
- * order of {@link #bf16Slot}.
+ * 16-bit panels ({@link #packWeightRows}, {@link HalfPanels}) hold each row of NR columns in
+ * the order of {@link #halfSlot}.
  * Each step p of the micro-kernel then reads element p of each of the MR rows of an A panel
  * (6 KiB apart at most, all in L1) and NR consecutive floats of B.
  *
@@ -31,17 +31,18 @@ final class Packing {
     }
 
     /**
-     * Where column {@code j} ({@code 0 <= j < NR}) of a row of a BF16 panel is stored, relative
-     * to the row's start: column {@code j < NR / 2} at {@code 2j}, column {@code NR / 2 + j} at
-     * {@code 2j + 1}. Read as NR / 2 little-endian 32-bit lanes, lane {@code j} then holds column
-     * {@code j} in its low half and column {@code NR / 2 + j} in its high half, and a BF16 value
-     * is the upper half of its float32: the vector paths widen a row into its two vectors with
-     * one shift and one mask ({@link VectorWiden#bf16Low}, {@link VectorWiden#bf16High}) instead
-     * of two widening moves and two shifts, two operations on the FMA ports per NR values
-     * instead of four (jmh/README.md, "BF16 panel rows in pairs"). F16 panels keep the plain
-     * order: their widening has no such shortcut.
+     * Where column {@code j} ({@code 0 <= j < NR}) of a row of a 16-bit (F16 or BF16) panel is
+     * stored, relative to the row's start: column {@code j < NR / 2} at {@code 2j}, column
+     * {@code NR / 2 + j} at {@code 2j + 1}. Read as NR / 2 little-endian 32-bit lanes, lane
+     * {@code j} then holds column {@code j} in its low half and column {@code NR / 2 + j} in its
+     * high half, so the vector paths load a row once and take its two vectors apart with shifts
+     * and masks instead of two widening moves: a BF16 value is the upper half of its float32, so
+     * a row becomes its two vectors with one shift and one mask instead of two widening moves and
+     * two shifts (two operations on the FMA ports per NR values instead of four), and a finite
+     * F16 row takes seven operations instead of eight ({@link VectorWiden}; jmh/README.md, "16-bit
+     * panel rows in pairs").
      */
-    static int bf16Slot(int j) {
+    static int halfSlot(int j) {
         int half = NR / 2;
         return j < half ? 2 * j : 2 * (j - half) + 1;
     }
@@ -160,8 +161,8 @@ final class Packing {
      * Packs rows {@code [p0, p0 + kc)} of {@code B = wᵀ} (columns {@code [p0, p0 + kc)} of each row
      * of the {@code nn.Linear} weight {@code w}) into NR-column panels starting at index
      * {@code dstOff}, as {@link #packB} packs the transposed view: each element rounded to
-     * {@code format} and written to {@code floats} (F32) or {@code halves} (F16, BF16; BF16 rows
-     * in the order of {@link #bf16Slot}). Columns
+     * {@code format} and written to {@code floats} (F32) or {@code halves} (F16, BF16; rows in
+     * the order of {@link #halfSlot}). Columns
      * past {@code w.rows()} are not written (zero in a new array). {@code line} and
      * {@code scratch} hold at least {@code kc} elements: one run of a row is all of the weight
      * that is ever widened at a time.
@@ -174,7 +175,7 @@ final class Packing {
                                short[] halves, int dstOff, float[] line, short[] scratch) {
         for (int row = 0; row < w.rows(); row++) {
             w.read(row, p0, kc, line, scratch);
-            int to = dstOff + row / NR * NR * kc + (format == PackedMatrix.Format.BF16 ? bf16Slot(row % NR) : row % NR);
+            int to = dstOff + row / NR * NR * kc + (format == PackedMatrix.Format.F32 ? row % NR : halfSlot(row % NR));
             if (format == PackedMatrix.Format.F32) {
                 for (int p = 0; p < kc; p++) {
                     floats[to + p * NR] = line[p];

@@ -8,9 +8,11 @@ final class ScalarDecodeOps implements DecodeOps {
     private static final int NR = Kernels.NR;
 
     @Override
-    public void f16(short[] src, int off, float[] dst, int dOff, int n) {
-        for (int i = 0; i < n; i++) {
-            dst[dOff + i] = HalfFloat.fromF16(src[off + i]);
+    public void f16Rows(short[] src, int off, float[] dst, int dOff, int rows) {
+        for (int r = 0; r < rows; r++) {
+            for (int j = 0; j < NR; j++) {
+                dst[dOff + r * NR + j] = HalfFloat.fromF16(src[off + r * NR + Packing.halfSlot(j)]);
+            }
         }
     }
 
@@ -18,7 +20,7 @@ final class ScalarDecodeOps implements DecodeOps {
     public void bf16Rows(short[] src, int off, float[] dst, int dOff, int rows) {
         for (int r = 0; r < rows; r++) {
             for (int j = 0; j < NR; j++) {
-                dst[dOff + r * NR + j] = HalfFloat.fromBf16(src[off + r * NR + Packing.bf16Slot(j)]);
+                dst[dOff + r * NR + j] = HalfFloat.fromBf16(src[off + r * NR + Packing.halfSlot(j)]);
             }
         }
     }
@@ -66,9 +68,8 @@ final class ScalarDecodeOps implements DecodeOps {
                 for (int j = 0; j < nr; j++) {
                     float acc = 0f;
                     for (int p = 0; p < kc; p++) {
-                        int at = bOff + t * bStride + p * NR;
-                        acc = Math.fma(a[aOff + i * lda + p], bf16 ? HalfFloat.fromBf16(b[at + Packing.bf16Slot(j)])
-                                : HalfFloat.fromF16(b[at + j]), acc);
+                        short h = b[bOff + t * bStride + p * NR + Packing.halfSlot(j)];
+                        acc = Math.fma(a[aOff + i * lda + p], bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc);
                     }
                     add(c, cOff + i * ldc + t * NR + j, acc, accumulate);
                 }

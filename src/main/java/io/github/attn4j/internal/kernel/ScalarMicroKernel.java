@@ -41,9 +41,9 @@ final class ScalarMicroKernel implements MicroKernel {
         Arrays.fill(acc, 0, NR, 0f);
         for (int p = 0; p < kc; p++) {
             float ap = a[aOff + p];
-            int at = bOff + p * NR;
             for (int j = 0; j < NR; j++) {
-                acc[j] = Math.fma(ap, bf16 ? HalfFloat.fromBf16(b[at + Packing.bf16Slot(j)]) : HalfFloat.fromF16(b[at + j]), acc[j]);
+                short h = b[bOff + p * NR + Packing.halfSlot(j)];
+                acc[j] = Math.fma(ap, bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc[j]);
             }
         }
         for (int j = 0; j < nr; j++) {

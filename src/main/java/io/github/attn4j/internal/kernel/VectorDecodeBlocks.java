@@ -99,8 +99,8 @@ final class VectorDecodeBlocks {
         FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
         for (int p = 0; p < kc; p++) {
             int bi = bt + p * NR;
-            FloatVector b0 = VectorWiden.finiteF16(b, bi);
-            FloatVector b1 = VectorWiden.finiteF16(b, bi + L);
+            FloatVector b0 = VectorWiden.finiteF16Low(b, bi);
+            FloatVector b1 = VectorWiden.finiteF16High(b, bi);
             FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
             c00 = av.fma(b0, c00);
             c01 = av.fma(b1, c01);
@@ -131,8 +131,8 @@ final class VectorDecodeBlocks {
         FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
         for (int p = 0; p < kc; p++) {
             int bi = bt + p * NR;
-            FloatVector b0 = VectorWiden.f16(b, bi);
-            FloatVector b1 = VectorWiden.f16(b, bi + L);
+            FloatVector b0 = VectorWiden.f16Low(b, bi);
+            FloatVector b1 = VectorWiden.f16High(b, bi);
             FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
             c00 = av.fma(b0, c00);
             c01 = av.fma(b1, c01);

@@ -45,13 +45,12 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void f16(short[] src, int off, float[] dst, int dOff, int n) {
-        int i = 0;
-        for (; i <= n - L; i += L) {
-            VectorWiden.f16(src, off + i).intoArray(dst, dOff + i);
-        }
-        for (; i < n; i++) {
-            dst[dOff + i] = HalfFloat.fromF16(src[off + i]);
+    public void f16Rows(short[] src, int off, float[] dst, int dOff, int rows) {
+        for (int r = 0; r < rows; r++) {
+            int at = off + r * NR;
+            int to = dOff + r * NR;
+            VectorWiden.f16Low(src, at).intoArray(dst, to);
+            VectorWiden.f16High(src, at).intoArray(dst, to + L);
         }
     }
 

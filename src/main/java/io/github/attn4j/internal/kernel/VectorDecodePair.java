@@ -40,10 +40,10 @@ final class VectorDecodePair {
             FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
             for (int p = 0; p < kc; p++) {
                 int o = p * NR;
-                FloatVector x00 = bf16 ? VectorWiden.bf16Low(b, b0 + o) : VectorWiden.finiteF16(b, b0 + o);
-                FloatVector x01 = bf16 ? VectorWiden.bf16High(b, b0 + o) : VectorWiden.finiteF16(b, b0 + o + L);
-                FloatVector x10 = bf16 ? VectorWiden.bf16Low(b, b1 + o) : VectorWiden.finiteF16(b, b1 + o);
-                FloatVector x11 = bf16 ? VectorWiden.bf16High(b, b1 + o) : VectorWiden.finiteF16(b, b1 + o + L);
+                FloatVector x00 = bf16 ? VectorWiden.bf16Low(b, b0 + o) : VectorWiden.finiteF16Low(b, b0 + o);
+                FloatVector x01 = bf16 ? VectorWiden.bf16High(b, b0 + o) : VectorWiden.finiteF16High(b, b0 + o);
+                FloatVector x10 = bf16 ? VectorWiden.bf16Low(b, b1 + o) : VectorWiden.finiteF16Low(b, b1 + o);
+                FloatVector x11 = bf16 ? VectorWiden.bf16High(b, b1 + o) : VectorWiden.finiteF16High(b, b1 + o);
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
                 c00 = av.fma(x00, c00);
                 c01 = av.fma(x01, c01);

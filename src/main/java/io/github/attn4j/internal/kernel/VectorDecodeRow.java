@@ -137,10 +137,10 @@ final class VectorDecodeRow {
             for (int p = 0; p < kc; p++) {
                 int o = p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c00 = av.fma(VectorWiden.finiteF16(b, b0 + o), c00);
-                c01 = av.fma(VectorWiden.finiteF16(b, b0 + o + L), c01);
-                c10 = av.fma(VectorWiden.finiteF16(b, b1 + o), c10);
-                c11 = av.fma(VectorWiden.finiteF16(b, b1 + o + L), c11);
+                c00 = av.fma(VectorWiden.finiteF16Low(b, b0 + o), c00);
+                c01 = av.fma(VectorWiden.finiteF16High(b, b0 + o), c01);
+                c10 = av.fma(VectorWiden.finiteF16Low(b, b1 + o), c10);
+                c11 = av.fma(VectorWiden.finiteF16High(b, b1 + o), c11);
             }
             int ct = cOff + 2 * g * NR;
             if (accumulate) {

@@ -152,10 +152,10 @@ final class VectorDecodeWide {
         for (int p = 0; p < kc; p++) {
             int bi = bt + p * NR;
             int bj = bu + p * NR;
-            FloatVector b0 = VectorWiden.finiteF16(b, bi);
-            FloatVector b1 = VectorWiden.finiteF16(b, bi + L);
-            FloatVector b2 = VectorWiden.finiteF16(b, bj);
-            FloatVector b3 = VectorWiden.finiteF16(b, bj + L);
+            FloatVector b0 = VectorWiden.finiteF16Low(b, bi);
+            FloatVector b1 = VectorWiden.finiteF16High(b, bi);
+            FloatVector b2 = VectorWiden.finiteF16Low(b, bj);
+            FloatVector b3 = VectorWiden.finiteF16High(b, bj);
             FloatVector av = FloatVector.broadcast(S, a[r0 + p]);
             c00 = av.fma(b0, c00);
             c01 = av.fma(b1, c01);

@@ -123,8 +123,8 @@ final class VectorMicroKernel implements MicroKernel {
     }
 
     /**
-     * Two accumulators, one broadcast of A and two F16 loads of B (or one BF16 row) per step; the
-     * F16 and BF16 loops are written apart so that neither tests the format inside the loop.
+     * Two accumulators, one broadcast of A and one load of a 16-bit row of B per step; the F16
+     * and BF16 loops are written apart so that neither tests the format inside the loop.
      */
     @Override
     public void halfRow(int kc, float[] a, int aOff, short[] b, int bOff, boolean bf16,
@@ -141,8 +141,8 @@ final class VectorMicroKernel implements MicroKernel {
             for (int p = 0; p < kc; p++) {
                 int bi = bOff + p * NR;
                 FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c0 = av.fma(VectorWiden.f16(b, bi), c0);
-                c1 = av.fma(VectorWiden.f16(b, bi + L), c1);
+                c0 = av.fma(VectorWiden.f16Low(b, bi), c0);
+                c1 = av.fma(VectorWiden.f16High(b, bi), c1);
             }
         }
         if (nr == NR) {

@@ -9,20 +9,19 @@ import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The widenings of narrow panel rows to float32 on {@link Vectors#SPECIES}: L F16 values or bytes
- * are loaded and widened to L int
- * or float lanes ({@code S2I}, {@code B2F}), then the steps of {@link HalfFloat}'s one-value
- * forms run lane-wise; a scalar tail takes the last {@code n % L} elements of the F16 loop
- * (INT8 rows are NR = 2L wide, so they have none). A BF16 row of NR values is loaded whole and
- * split into its two vectors without widening moves, thanks to its stored order
- * ({@link #bf16Low}, {@link #bf16High}). JDK 25's Vector API has no half-float
- * conversion, so F16 is widened with integer shifts and one exact multiplication by 2¹¹²; the
+ * The widenings of narrow panel rows to float32 on {@link Vectors#SPECIES}. A 16-bit row of NR =
+ * 2L values is stored in pairs ({@link Packing#halfSlot}) and loaded whole as L int lanes, column
+ * {@code j} in the low half of lane {@code j} and column {@code L + j} in its high half; shifts
+ * and masks take the two vectors apart, with no widening move. A BF16 value is the upper half of
+ * its float32 ({@link #bf16Low}, {@link #bf16High}: one operation per vector). JDK 25's Vector
+ * API has no half-float conversion, so F16 is widened with integer shifts and one exact
+ * multiplication by 2¹¹², the steps of {@link HalfFloat}'s one-value form lane by lane; the
  * infinity/NaN lanes get their exponent from an arithmetic shift rather than a compare and a
  * blend, which made the loop 1.5 times slower on AVX2. A product over panels its caller knows
  * to be finite (F16 values, and keys whose tile holds no infinity or NaN) widens them in three
- * steps instead ({@link #finiteF16}), which took the F16 decode step over 16384 tokens from
- * about the F32 step's time to 0.55 to 0.6x of it on one thread (jmh/README.md, "KV cache
- * precision").
+ * or four steps instead ({@link #finiteF16Low}, {@link #finiteF16High}), which took the F16
+ * decode step over 16384 tokens from about the F32 step's time to 0.55 to 0.6x of it on one
+ * thread (jmh/README.md, "KV cache precision").
  *
  * <p>An INT8 row of NR = 2L bytes is read as two L-byte vectors, or at L = 4, where there is no
  * 32-bit byte species, as one 8-byte vector whose two halves are widened apart.
@@ -35,8 +34,6 @@ final class VectorWiden {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
     private static final int L = Vectors.LANES;
     private static final int NR = 2 * L;
-    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, S.vectorShape());
-    private static final VectorSpecies<Short> H = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * L));
     /** NR = 2L shorts: a whole panel row of 16-bit values, the width of {@link #S}. */
     private static final VectorSpecies<Short> ROW = VectorSpecies.of(short.class, S.vectorShape());
     /** Whether L bytes make a vector shape (64 bits at least); if not, a row is one vector of NR bytes. */
@@ -46,31 +43,55 @@ final class VectorWiden {
     private VectorWiden() {
     }
 
-    /** The L F16 values at {@code src[at]}, widened (also {@link VectorMicroKernel#halfRow}'s B loads). */
-    static FloatVector f16(short[] src, int at) {
-        IntVector h = (IntVector) ShortVector.fromArray(H, src, at).convertShape(VectorOperators.S2I, I, 0);
-        IntVector em = h.and(0x7fff);
+    /**
+     * Columns {@code [0, L)} of the F16 panel row of NR = 2L values at {@code src[at]}, stored in
+     * pairs ({@link Packing#halfSlot}), widened exactly (infinities and NaN included): the low
+     * halves of the row's L int lanes.
+     */
+    static FloatVector f16Low(short[] src, int at) {
+        IntVector w = pairs(src, at);
+        return f16(w.and(0x7fff), w.lanewise(VectorOperators.LSHL, 16).and(0x80000000));
+    }
+
+    /** Columns {@code [L, 2L)} of the F16 panel row at {@code src[at]} ({@link #f16Low}): the high halves. */
+    static FloatVector f16High(short[] src, int at) {
+        IntVector w = pairs(src, at);
+        return f16(w.lanewise(VectorOperators.LSHR, 16).and(0x7fff), w.and(0x80000000));
+    }
+
+    /** The F16 values of exponent-and-significand bits {@code em} and sign bits {@code sign} (at bit 31), lane-wise as {@link HalfFloat#fromF16}. */
+    private static FloatVector f16(IntVector em, IntVector sign) {
         IntVector magnitude = em.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(HalfFloat.F16_SCALE).reinterpretAsInts();
         IntVector special = em.neg().add(HalfFloat.F16_EXP - 1).lanewise(VectorOperators.ASHR, 31).and(HalfFloat.F32_EXP);
-        return magnitude.or(special).or(h.and(0x80000000)).reinterpretAsFloats();
+        return magnitude.or(special).or(sign).reinterpretAsFloats();
     }
 
     /**
-     * The L F16 values at {@code src[at]}, none of them an infinity or NaN, widened in three
-     * steps instead of {@link #f16}'s ten: the sign-extended lanes shifted left by 13 hold the
-     * exponent and mantissa at their float32 places and copies of the sign in bits 28 to 31;
-     * clearing bits 28 to 30 leaves a float32 of the same sign whose exponent is 112 too small
-     * (a subnormal F16 becomes a subnormal float32), which the exact multiplication by 2¹¹²
-     * puts right. An F16 infinity or NaN would come out as a finite number.
+     * Columns {@code [0, L)} of the F16 panel row at {@code src[at]}, none of them an infinity or
+     * NaN, widened in four steps instead of {@link #f16Low}'s: the low halves shifted to the top
+     * of their lanes, then right by 3 with the sign copied, hold the exponent and significand at
+     * their float32 places and copies of the sign in bits 28 to 31; clearing bits 28 to 30 (and
+     * 0 to 12, zero here) leaves a float32 of the same sign whose exponent is 112 too small (a
+     * subnormal F16 becomes a subnormal float32), which the exact multiplication by 2¹¹² puts
+     * right. An F16 infinity or NaN would come out as a finite number.
      */
-    static FloatVector finiteF16(short[] src, int at) {
-        IntVector h = (IntVector) ShortVector.fromArray(H, src, at).convertShape(VectorOperators.S2I, I, 0);
-        return h.lanewise(VectorOperators.LSHL, 13).and(0x8fffffff).reinterpretAsFloats().mul(HalfFloat.F16_SCALE);
+    static FloatVector finiteF16Low(short[] src, int at) {
+        return finite(pairs(src, at).lanewise(VectorOperators.LSHL, 16));
+    }
+
+    /** Columns {@code [L, 2L)} of the finite F16 panel row at {@code src[at]} ({@link #finiteF16Low}): the high halves, already at the top, in three steps. */
+    static FloatVector finiteF16High(short[] src, int at) {
+        return finite(pairs(src, at));
+    }
+
+    /** The finite F16 values in the upper halves of {@code top}'s lanes (the lower halves are cleared). */
+    private static FloatVector finite(IntVector top) {
+        return top.lanewise(VectorOperators.ASHR, 3).and(0x8fffe000).reinterpretAsFloats().mul(HalfFloat.F16_SCALE);
     }
 
     /**
      * Columns {@code [0, L)} of the BF16 panel row of NR = 2L values at {@code src[at]}, stored in
-     * pairs ({@link Packing#bf16Slot}): the row read as L int lanes holds column {@code j} in the
+     * pairs ({@link Packing#halfSlot}): the row read as L int lanes holds column {@code j} in the
      * low half of lane {@code j}, which a shift by 16 puts where float32 keeps its upper half.
      */
     static FloatVector bf16Low(short[] src, int at) {

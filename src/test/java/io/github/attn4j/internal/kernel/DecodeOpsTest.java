@@ -33,18 +33,25 @@ class DecodeOpsTest {
     }
 
     @Test
-    void f16LoopMatchesTheScalarLoopAtAnyOffsetAndLength() {
-        qt().withExamples(200).forAll(integers().between(0, 200), integers().between(0, 17), longs().all()).checkAssert((n, off, seed) -> {
+    void f16RowsPutEachRowBackInColumnOrder() {
+        qt().withExamples(200).forAll(integers().between(0, 12), integers().between(0, 17), longs().all()).checkAssert((rows, off, seed) -> {
             SplittableRandom random = new SplittableRandom(seed);
-            short[] src = new short[off + n];
+            short[] src = new short[off + rows * NR];
             for (int i = 0; i < src.length; i++) {
                 src[i] = (short) random.nextInt();
             }
             int dOff = random.nextInt(9);
-            float[] expected = new float[dOff + n], actual = new float[dOff + n];
-            SCALAR.f16(src, off, expected, dOff, n);
-            Kernels.DECODE.f16(src, off, actual, dOff, n);
-            assertSameBits(expected, actual, "f16 n=" + n);
+            float[] expected = new float[dOff + rows * NR], actual = new float[expected.length], scalar = new float[expected.length];
+            for (int r = 0; r < rows; r++) {
+                for (int j = 0; j < NR; j++) {
+                    // Column j < NR/2 is stored at 2j, column NR/2 + j at 2j + 1.
+                    expected[dOff + r * NR + j] = HalfFloat.fromF16(src[off + r * NR + (j < NR / 2 ? 2 * j : 2 * (j - NR / 2) + 1)]);
+                }
+            }
+            SCALAR.f16Rows(src, off, scalar, dOff, rows);
+            Kernels.DECODE.f16Rows(src, off, actual, dOff, rows);
+            assertSameBits(expected, scalar, "f16Rows scalar, rows=" + rows);
+            assertSameBits(expected, actual, "f16Rows, rows=" + rows);
         });
     }
 

@@ -144,7 +144,7 @@ class DecodeProductsTest {
                 if (bf16) {
                     SCALAR.bf16Rows(b, from, panel, 0, kc);
                 } else {
-                    SCALAR.f16(b, from, panel, 0, kc * NR);
+                    SCALAR.f16Rows(b, from, panel, 0, kc);
                 }
                 shape.micro(a, panel, t, expected, true);
             }

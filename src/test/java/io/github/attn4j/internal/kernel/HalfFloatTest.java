@@ -32,21 +32,25 @@ class HalfFloatTest {
         short[] all = allPatterns();
         float[] active = new float[all.length + 3];
         float[] scalar = new float[all.length + 3];
-        SCALAR.f16(all, 0, scalar, 3, all.length);
+        int rows = all.length / Kernels.NR;
+        SCALAR.f16Rows(all, 0, scalar, 3, rows);
         // Repeated so that the loop also runs compiled by C2, where the Vector API is intrinsified.
         for (int round = 0; round < 200; round++) {
-            Kernels.DECODE.f16(all, 0, active, 3, all.length);
+            Kernels.DECODE.f16Rows(all, 0, active, 3, rows);
             assertSameBits(scalar, active, round);
         }
         for (int i = 0; i < all.length; i++) {
-            float expected = Float.float16ToFloat(all[i]);
+            // Element i is column j of its panel row, stored at index `pattern` ({@link Packing#halfSlot}).
+            int j = i % Kernels.NR, half = Kernels.NR / 2;
+            int pattern = i - j + (j < half ? 2 * j : 2 * (j - half) + 1);
+            float expected = Float.float16ToFloat((short) pattern);
             int bits = Float.floatToRawIntBits(active[i + 3]);
-            String what = "F16 0x" + Integer.toHexString(i);
-            assertEquals(Float.floatToRawIntBits(HalfFloat.fromF16(all[i])), bits, what + ": lane vs one-value form");
+            String what = "F16 0x" + Integer.toHexString(pattern);
+            assertEquals(Float.floatToRawIntBits(HalfFloat.fromF16((short) pattern)), bits, what + ": lane vs one-value form");
             assertEquals(bits, Float.floatToRawIntBits(scalar[i + 3]), what + ": active path vs scalar loop");
             if (Float.isNaN(expected)) {
                 // A NaN keeps its sign and significand bits: sign | all-ones exponent | significand << 13.
-                assertEquals((i & 0x8000) << 16 | 0x7f800000 | (i & 0x3ff) << 13, bits, what);
+                assertEquals((pattern & 0x8000) << 16 | 0x7f800000 | (pattern & 0x3ff) << 13, bits, what);
             } else {
                 assertEquals(Float.floatToRawIntBits(expected), bits, what);
             }
@@ -65,7 +69,7 @@ class HalfFloatTest {
             assertSameBits(scalar, active, round);
         }
         for (int i = 0; i < all.length; i++) {
-            // Element i is column j of its panel row, stored at index `pattern` ({@link Packing#bf16Slot}).
+            // Element i is column j of its panel row, stored at index `pattern` ({@link Packing#halfSlot}).
             int j = i % Kernels.NR, half = Kernels.NR / 2;
             int pattern = i - j + (j < half ? 2 * j : 2 * (j - half) + 1);
             assertEquals(pattern << 16, Float.floatToRawIntBits(active[i]), "BF16 0x" + Integer.toHexString(pattern));

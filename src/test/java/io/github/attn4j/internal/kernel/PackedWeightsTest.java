@@ -111,7 +111,7 @@ class PackedWeightsTest {
                     if (bf16) {
                         Kernels.DECODE.bf16Rows(panel, 0, wide, 0, 1);
                     } else {
-                        Kernels.DECODE.f16(panel, 0, wide, 0, NR);
+                        Kernels.DECODE.f16Rows(panel, 0, wide, 0, 1);
                     }
                     float[] expected = new float[NR], actual = new float[NR];
                     Kernels.MICRO.block(1, a, 0, 1, wide, 0, expected, 0, NR, 1, NR, false);
