@@ -33,7 +33,7 @@ class DecodeOpsTest {
     }
 
     @Test
-    void f16RowsPutEachRowBackInColumnOrder() {
+    void sixteenBitRowsPutEachRowBackInColumnOrder() {
         qt().withExamples(200).forAll(integers().between(0, 12), integers().between(0, 17), longs().all()).checkAssert((rows, off, seed) -> {
             SplittableRandom random = new SplittableRandom(seed);
             short[] src = new short[off + rows * NR];
@@ -41,41 +41,26 @@ class DecodeOpsTest {
                 src[i] = (short) random.nextInt();
             }
             int dOff = random.nextInt(9);
-            float[] expected = new float[dOff + rows * NR], actual = new float[expected.length], scalar = new float[expected.length];
-            for (int r = 0; r < rows; r++) {
-                for (int j = 0; j < NR; j++) {
-                    // Column j < NR/2 is stored at 2j, column NR/2 + j at 2j + 1.
-                    expected[dOff + r * NR + j] = HalfFloat.fromF16(src[off + r * NR + (j < NR / 2 ? 2 * j : 2 * (j - NR / 2) + 1)]);
+            for (boolean bf16 : new boolean[]{false, true}) {
+                float[] expected = new float[dOff + rows * NR], actual = new float[expected.length], scalar = new float[expected.length];
+                for (int r = 0; r < rows; r++) {
+                    for (int j = 0; j < NR; j++) {
+                        // Column j < NR/2 is stored at 2j, column NR/2 + j at 2j + 1; BF16 is a float's upper half.
+                        short h = src[off + r * NR + (j < NR / 2 ? 2 * j : 2 * (j - NR / 2) + 1)];
+                        expected[dOff + r * NR + j] = bf16 ? Float.intBitsToFloat(h << 16) : HalfFloat.fromF16(h);
+                    }
                 }
-            }
-            SCALAR.f16Rows(src, off, scalar, dOff, rows);
-            Kernels.DECODE.f16Rows(src, off, actual, dOff, rows);
-            assertSameBits(expected, scalar, "f16Rows scalar, rows=" + rows);
-            assertSameBits(expected, actual, "f16Rows, rows=" + rows);
-        });
-    }
-
-    @Test
-    void bf16RowsPutEachRowBackInColumnOrder() {
-        qt().withExamples(200).forAll(integers().between(0, 12), integers().between(0, 17), longs().all()).checkAssert((rows, off, seed) -> {
-            SplittableRandom random = new SplittableRandom(seed);
-            short[] src = new short[off + rows * NR];
-            for (int i = 0; i < src.length; i++) {
-                src[i] = (short) random.nextInt();
-            }
-            int dOff = random.nextInt(9);
-            float[] expected = new float[dOff + rows * NR], actual = new float[expected.length], scalar = new float[expected.length];
-            for (int r = 0; r < rows; r++) {
-                for (int j = 0; j < NR; j++) {
-                    // Column j < NR/2 is stored at 2j, column NR/2 + j at 2j + 1; BF16 is a float's upper half.
-                    int at = off + r * NR + (j < NR / 2 ? 2 * j : 2 * (j - NR / 2) + 1);
-                    expected[dOff + r * NR + j] = Float.intBitsToFloat(src[at] << 16);
+                if (bf16) {
+                    SCALAR.bf16Rows(src, off, scalar, dOff, rows);
+                    Kernels.DECODE.bf16Rows(src, off, actual, dOff, rows);
+                } else {
+                    SCALAR.f16Rows(src, off, scalar, dOff, rows);
+                    Kernels.DECODE.f16Rows(src, off, actual, dOff, rows);
                 }
+                String what = (bf16 ? "bf16Rows" : "f16Rows") + ", rows=" + rows;
+                assertSameBits(expected, scalar, "scalar " + what);
+                assertSameBits(expected, actual, what);
             }
-            SCALAR.bf16Rows(src, off, scalar, dOff, rows);
-            Kernels.DECODE.bf16Rows(src, off, actual, dOff, rows);
-            assertSameBits(expected, scalar, "bf16Rows scalar, rows=" + rows);
-            assertSameBits(expected, actual, "bf16Rows, rows=" + rows);
         });
     }
 
