@@ -59,7 +59,10 @@ final class VectorWiden {
         return f16(w.lanewise(VectorOperators.LSHR, 16).and(0x7fff), w.and(0x80000000));
     }
 
-    /** The F16 values of exponent-and-significand bits {@code em} and sign bits {@code sign} (at bit 31), lane-wise as {@link HalfFloat#fromF16}. */
+    /**
+     * The F16 values of exponent-and-significand bits {@code em} and sign bits {@code sign} (at
+     * bit 31), lane by lane as {@link HalfFloat#fromF16}.
+     */
     private static FloatVector f16(IntVector em, IntVector sign) {
         IntVector magnitude = em.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(HalfFloat.F16_SCALE).reinterpretAsInts();
         IntVector special = em.neg().add(HalfFloat.F16_EXP - 1).lanewise(VectorOperators.ASHR, 31).and(HalfFloat.F32_EXP);
@@ -79,7 +82,10 @@ final class VectorWiden {
         return finite(pairs(src, at).lanewise(VectorOperators.LSHL, 16));
     }
 
-    /** Columns {@code [L, 2L)} of the finite F16 panel row at {@code src[at]} ({@link #finiteF16Low}): the high halves, already at the top, in three steps. */
+    /**
+     * Columns {@code [L, 2L)} of the finite F16 panel row at {@code src[at]}
+     * ({@link #finiteF16Low}): the high halves, already at the top, in three steps.
+     */
     static FloatVector finiteF16High(short[] src, int at) {
         return finite(pairs(src, at));
     }
@@ -106,7 +112,10 @@ final class VectorWiden {
         return pairs(src, at).and(0xffff0000).reinterpretAsFloats();
     }
 
-    /** The NR shorts at {@code src[at]} as L int lanes (a full-width load; C2 shares it between {@link #bf16Low} and {@link #bf16High}). */
+    /**
+     * The NR shorts at {@code src[at]} as L int lanes: one full-width load, which C2 shares
+     * between the two halves of a row ({@link #bf16Low} and {@link #bf16High}, and the F16 ones).
+     */
     private static IntVector pairs(short[] src, int at) {
         return ShortVector.fromArray(ROW, src, at).reinterpretAsInts();
     }
