@@ -27,18 +27,11 @@ package io.github.attn4j.internal.kernel;
  */
 interface DecodeOps {
     /**
-     * {@code rows} rows of an F16 panel, widened in column order: {@code dst[dOff + r * NR + j] = }
-     * the F16 value ({@link HalfFloat#fromF16}) of {@code src[off + r * NR + Packing.halfSlot(j)]}
-     * for {@code r < rows}, {@code j < NR}.
+     * {@code rows} rows of a 16-bit panel, widened in column order: {@code dst[dOff + r * NR + j] = }
+     * the BF16 ({@link HalfFloat#fromBf16}) or F16 ({@link HalfFloat#fromF16}) value of
+     * {@code src[off + r * NR + Packing.halfSlot(j)]} for {@code r < rows}, {@code j < NR}.
      */
-    void f16Rows(short[] src, int off, float[] dst, int dOff, int rows);
-
-    /**
-     * {@code rows} rows of a BF16 panel, widened in column order: {@code dst[dOff + r * NR + j] = }
-     * the BF16 value ({@link HalfFloat#fromBf16}) of {@code src[off + r * NR + Packing.halfSlot(j)]}
-     * for {@code r < rows}, {@code j < NR}.
-     */
-    void bf16Rows(short[] src, int off, float[] dst, int dOff, int rows);
+    void halfRows(boolean bf16, short[] src, int off, float[] dst, int dOff, int rows);
 
     /**
      * A scale per column: {@code dst[dOff + r * NR + c] = src[off + r * NR + c] * scales[sOff + c]}

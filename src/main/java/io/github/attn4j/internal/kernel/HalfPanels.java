@@ -87,12 +87,12 @@ public final class HalfPanels extends EncodedPanels {
 
     @Override
     void decodeKeys(int p0, int panels, float[] dst) {
-        decode(keyData, p0 * NR * d, dst, 0, panels * d);
+        Kernels.DECODE.halfRows(bf16, keyData, p0 * NR * d, dst, 0, panels * d);
     }
 
     @Override
     void decodeValues(int c0, int j0, int nk, float[] dst, int dOff) {
-        decode(valueData, valueIndex(j0, c0), dst, dOff, nk);
+        Kernels.DECODE.halfRows(bf16, valueData, valueIndex(j0, c0), dst, dOff, nk);
     }
 
     @Override
@@ -106,15 +106,6 @@ public final class HalfPanels extends EncodedPanels {
         // Value tiles holding an infinity or NaN never come here (hasNonFiniteValues).
         Kernels.DECODE.halfProduct(bf16, true, kc, a, aOff, lda, valueData, valueIndex(j0, 0), VALUE_PANEL, dvPad / NR, o, oOff,
                 dvPad, rows, NR, true);
-    }
-
-    /** Widens {@code rows} panel rows of NR from {@code src[off]} into {@code dst[dOff]}, in column order. */
-    private void decode(short[] src, int off, float[] dst, int dOff, int rows) {
-        if (bf16) {
-            Kernels.DECODE.bf16Rows(src, off, dst, dOff, rows);
-        } else {
-            Kernels.DECODE.f16Rows(src, off, dst, dOff, rows);
-        }
     }
 
     @Override

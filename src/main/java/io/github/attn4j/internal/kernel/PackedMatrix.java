@@ -148,11 +148,7 @@ public final class PackedMatrix {
      * F16 and BF16 panels, {@code from} and {@code n} multiples of {@link Kernels#NR}.
      */
     void widen(int from, float[] dst, int n) {
-        if (format == Format.BF16) {
-            Kernels.DECODE.bf16Rows(half, from, dst, 0, n / Kernels.NR);
-        } else {
-            Kernels.DECODE.f16Rows(half, from, dst, 0, n / Kernels.NR);
-        }
+        Kernels.DECODE.halfRows(format == Format.BF16, half, from, dst, 0, n / Kernels.NR);
     }
 
     @Override

@@ -8,19 +8,11 @@ final class ScalarDecodeOps implements DecodeOps {
     private static final int NR = Kernels.NR;
 
     @Override
-    public void f16Rows(short[] src, int off, float[] dst, int dOff, int rows) {
+    public void halfRows(boolean bf16, short[] src, int off, float[] dst, int dOff, int rows) {
         for (int r = 0; r < rows; r++) {
             for (int j = 0; j < NR; j++) {
-                dst[dOff + r * NR + j] = HalfFloat.fromF16(src[off + r * NR + Packing.halfSlot(j)]);
-            }
-        }
-    }
-
-    @Override
-    public void bf16Rows(short[] src, int off, float[] dst, int dOff, int rows) {
-        for (int r = 0; r < rows; r++) {
-            for (int j = 0; j < NR; j++) {
-                dst[dOff + r * NR + j] = HalfFloat.fromBf16(src[off + r * NR + Packing.halfSlot(j)]);
+                short h = src[off + r * NR + Packing.halfSlot(j)];
+                dst[dOff + r * NR + j] = bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h);
             }
         }
     }

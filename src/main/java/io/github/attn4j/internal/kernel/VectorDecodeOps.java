@@ -45,22 +45,12 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void f16Rows(short[] src, int off, float[] dst, int dOff, int rows) {
+    public void halfRows(boolean bf16, short[] src, int off, float[] dst, int dOff, int rows) {
         for (int r = 0; r < rows; r++) {
             int at = off + r * NR;
             int to = dOff + r * NR;
-            VectorWiden.f16Low(src, at).intoArray(dst, to);
-            VectorWiden.f16High(src, at).intoArray(dst, to + L);
-        }
-    }
-
-    @Override
-    public void bf16Rows(short[] src, int off, float[] dst, int dOff, int rows) {
-        for (int r = 0; r < rows; r++) {
-            int at = off + r * NR;
-            int to = dOff + r * NR;
-            VectorWiden.bf16Low(src, at).intoArray(dst, to);
-            VectorWiden.bf16High(src, at).intoArray(dst, to + L);
+            (bf16 ? VectorWiden.bf16Low(src, at) : VectorWiden.f16Low(src, at)).intoArray(dst, to);
+            (bf16 ? VectorWiden.bf16High(src, at) : VectorWiden.f16High(src, at)).intoArray(dst, to + L);
         }
     }
 

@@ -50,14 +50,9 @@ class DecodeOpsTest {
                         expected[dOff + r * NR + j] = bf16 ? Float.intBitsToFloat(h << 16) : HalfFloat.fromF16(h);
                     }
                 }
-                if (bf16) {
-                    SCALAR.bf16Rows(src, off, scalar, dOff, rows);
-                    Kernels.DECODE.bf16Rows(src, off, actual, dOff, rows);
-                } else {
-                    SCALAR.f16Rows(src, off, scalar, dOff, rows);
-                    Kernels.DECODE.f16Rows(src, off, actual, dOff, rows);
-                }
-                String what = (bf16 ? "bf16Rows" : "f16Rows") + ", rows=" + rows;
+                SCALAR.halfRows(bf16, src, off, scalar, dOff, rows);
+                Kernels.DECODE.halfRows(bf16, src, off, actual, dOff, rows);
+                String what = (bf16 ? "BF16" : "F16") + " halfRows, rows=" + rows;
                 assertSameBits(expected, scalar, "scalar " + what);
                 assertSameBits(expected, actual, what);
             }

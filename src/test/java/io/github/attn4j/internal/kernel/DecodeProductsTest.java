@@ -141,11 +141,7 @@ class DecodeProductsTest {
             float[] panel = new float[kc * NR];
             for (int t = 0; t < shape.panels(); t++) {
                 int from = shape.bOff() + t * shape.bStride();
-                if (bf16) {
-                    SCALAR.bf16Rows(b, from, panel, 0, kc);
-                } else {
-                    SCALAR.f16Rows(b, from, panel, 0, kc);
-                }
+                SCALAR.halfRows(bf16, b, from, panel, 0, kc);
                 shape.micro(a, panel, t, expected, true);
             }
             String what = (bf16 ? "bf16 " : finite ? "finite f16 " : "f16 ") + shape;

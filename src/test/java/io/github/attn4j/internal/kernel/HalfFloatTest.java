@@ -33,10 +33,10 @@ class HalfFloatTest {
         float[] active = new float[all.length + 3];
         float[] scalar = new float[all.length + 3];
         int rows = all.length / Kernels.NR;
-        SCALAR.f16Rows(all, 0, scalar, 3, rows);
+        SCALAR.halfRows(false, all, 0, scalar, 3, rows);
         // Repeated so that the loop also runs compiled by C2, where the Vector API is intrinsified.
         for (int round = 0; round < 200; round++) {
-            Kernels.DECODE.f16Rows(all, 0, active, 3, rows);
+            Kernels.DECODE.halfRows(false, all, 0, active, 3, rows);
             assertSameBits(scalar, active, round);
         }
         for (int i = 0; i < all.length; i++) {
@@ -63,9 +63,9 @@ class HalfFloatTest {
         float[] active = new float[all.length];
         float[] scalar = new float[all.length];
         int rows = all.length / Kernels.NR;
-        SCALAR.bf16Rows(all, 0, scalar, 0, rows);
+        SCALAR.halfRows(true, all, 0, scalar, 0, rows);
         for (int round = 0; round < 200; round++) {
-            Kernels.DECODE.bf16Rows(all, 0, active, 0, rows);
+            Kernels.DECODE.halfRows(true, all, 0, active, 0, rows);
             assertSameBits(scalar, active, round);
         }
         for (int i = 0; i < all.length; i++) {

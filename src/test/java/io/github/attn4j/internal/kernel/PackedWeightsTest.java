@@ -108,11 +108,7 @@ class PackedWeightsTest {
                         panel[j] = (short) (first + j);
                     }
                     float[] wide = new float[NR];
-                    if (bf16) {
-                        Kernels.DECODE.bf16Rows(panel, 0, wide, 0, 1);
-                    } else {
-                        Kernels.DECODE.f16Rows(panel, 0, wide, 0, 1);
-                    }
+                    Kernels.DECODE.halfRows(bf16, panel, 0, wide, 0, 1);
                     float[] expected = new float[NR], actual = new float[NR];
                     Kernels.MICRO.block(1, a, 0, 1, wide, 0, expected, 0, NR, 1, NR, false);
                     Kernels.MICRO.halfRow(1, a, 0, panel, 0, bf16, actual, 0, NR, false);
