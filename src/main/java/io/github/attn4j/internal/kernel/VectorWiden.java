@@ -4,6 +4,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
@@ -14,10 +15,10 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code j} in the low half of lane {@code j} and column {@code L + j} in its high half; shifts
  * and masks take the two vectors apart, with no widening move. A BF16 value is the upper half of
  * its float32 ({@link #bf16Low}, {@link #bf16High}: one operation per vector). JDK 25's Vector
- * API has no half-float conversion, so F16 is widened with integer shifts and one exact
- * multiplication by 2¹¹², the steps of {@link HalfFloat}'s one-value form lane by lane; the
- * infinity/NaN lanes get their exponent from an arithmetic shift rather than a compare and a
- * blend, which made the loop 1.5 times slower on AVX2. A product over panels its caller knows
+ * API has no half-float conversion, so F16 is widened with integer shifts and adds and, in
+ * subnormal lanes, one exact fused multiply-add, the steps of {@link HalfFloat#fromF16} lane by
+ * lane; the infinity/NaN lanes get their exponent from an arithmetic shift rather than a
+ * compare and a blend, which made the loop 1.5 times slower on AVX2. A product over panels its caller knows
  * to be finite (F16 values, and keys whose tile holds no infinity or NaN) widens them in three
  * or four steps instead ({@link #finiteF16Low}, {@link #finiteF16High}), which took the F16
  * decode step over 16384 tokens from about the F32 step's time to 0.55 to 0.6x of it on one
@@ -64,7 +65,9 @@ final class VectorWiden {
      * bit 31), lane by lane as {@link HalfFloat#fromF16}.
      */
     private static FloatVector f16(IntVector em, IntVector sign) {
-        IntVector magnitude = em.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(HalfFloat.F16_SCALE).reinterpretAsInts();
+        FloatVector f = em.lanewise(VectorOperators.LSHL, 13).add(HalfFloat.F16_REBIAS).reinterpretAsFloats();
+        VectorMask<Float> subnormal = f.compare(VectorOperators.LT, HalfFloat.F16_MIN_NORMAL);
+        IntVector magnitude = f.lanewise(VectorOperators.FMA, 2f, -HalfFloat.F16_MIN_NORMAL, subnormal).reinterpretAsInts();
         IntVector special = em.neg().add(HalfFloat.F16_EXP - 1).lanewise(VectorOperators.ASHR, 31).and(HalfFloat.F32_EXP);
         return magnitude.or(special).or(sign).reinterpretAsFloats();
     }
