@@ -15,14 +15,21 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code j} in the low half of lane {@code j} and column {@code L + j} in its high half; shifts
  * and masks take the two vectors apart, with no widening move. A BF16 value is the upper half of
  * its float32 ({@link #bf16Low}, {@link #bf16High}: one operation per vector). JDK 25's Vector
- * API has no half-float conversion, so F16 is widened with integer shifts and adds and, in
- * subnormal lanes, one exact fused multiply-add, the steps of {@link HalfFloat#fromF16} lane by
- * lane; the infinity/NaN lanes get their exponent from an arithmetic shift rather than a
- * compare and a blend, which made the loop 1.5 times slower on AVX2. A product over panels its caller knows
- * to be finite (F16 values, and keys whose tile holds no infinity or NaN) widens them in three
- * or four steps instead ({@link #finiteF16Low}, {@link #finiteF16High}), which took the F16
- * decode step over 16384 tokens from about the F32 step's time to 0.55 to 0.6x of it on one
- * thread (jmh/README.md, "KV cache precision").
+ * API has no half-float conversion, so F16 is widened to the bits of {@link HalfFloat#fromF16} by
+ * integer shifts and an add, then, in the lanes a compare selects, one exact fused multiply-add
+ * (subnormals) or an OR of the exponent bits (infinities and NaN). No float subnormal is an
+ * operand, so no lane costs a microcode assist; the multiplication by 2¹¹² that widened F16
+ * before took 1.9 times as long over weights of standard deviation 0.02 (a quarter of a percent
+ * of them subnormal) as over N(0, 1) rows. With AVX2, which has no mask registers, the masked
+ * steps cost more (jmh/README.md, "F16 subnormals").
+ *
+ * <p>A product over panels its caller knows to be finite (F16 cache values, and keys whose tile
+ * holds no infinity or NaN) widens them in three or four steps instead ({@link #finiteF16Low},
+ * {@link #finiteF16High}), which took the F16 decode step over 16384 tokens from about the F32
+ * step's time to 0.55 to 0.6x of it on one thread (jmh/README.md, "KV cache precision"). Those
+ * steps do multiply by 2¹¹², so each vector holding an F16 subnormal costs an assist: cache
+ * values of standard deviation 0.1 make the product 1.2 times as slow as N(0, 1) ones, 0.03
+ * 1.65 times, which is where the exact widening breaks even.
  *
  * <p>An INT8 row of NR = 2L bytes is read as two L-byte vectors, or at L = 4, where there is no
  * 32-bit byte species, as one 8-byte vector whose two halves are widened apart.
@@ -68,8 +75,8 @@ final class VectorWiden {
         FloatVector f = em.lanewise(VectorOperators.LSHL, 13).add(HalfFloat.F16_REBIAS).reinterpretAsFloats();
         VectorMask<Float> subnormal = f.compare(VectorOperators.LT, HalfFloat.F16_MIN_NORMAL);
         IntVector magnitude = f.lanewise(VectorOperators.FMA, 2f, -HalfFloat.F16_MIN_NORMAL, subnormal).reinterpretAsInts();
-        IntVector special = em.neg().add(HalfFloat.F16_EXP - 1).lanewise(VectorOperators.ASHR, 31).and(HalfFloat.F32_EXP);
-        return magnitude.or(special).or(sign).reinterpretAsFloats();
+        VectorMask<Integer> special = em.compare(VectorOperators.GT, HalfFloat.F16_EXP - 1);
+        return magnitude.lanewise(VectorOperators.OR, HalfFloat.F32_EXP, special).or(sign).reinterpretAsFloats();
     }
 
     /**
