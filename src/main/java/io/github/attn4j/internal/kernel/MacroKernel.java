@@ -19,7 +19,8 @@ final class MacroKernel {
      * weights and 0.60 to 0.68x with BF16 weights, two tokens 0.64 to 0.87x (SideBySide, both
      * orders); with three or four tokens the 4-row loop was slower than the micro-kernel (1.06,
      * 1.14x), and F16 weights keep {@code halfRow} (their decode loop for one row widens only
-     * panels known to be finite).
+     * panels known to be finite; one with the exact widening of weights passed C2's inlining
+     * node limit at two panels and ran 3.6x slower, jmh/README.md, "F16 subnormals").
      */
     private static final int SINGLE_ROW_LOOPS = 2;
 
