@@ -34,6 +34,18 @@ interface DecodeOps {
     void halfRows(boolean bf16, short[] src, int off, float[] dst, int dOff, int rows);
 
     /**
+     * The inverse, for appending: {@code dst[dOff + i] = } {@link HalfFloat#toBf16} (or
+     * {@link HalfFloat#toF16}) of {@code src[off + i]} for {@code i < n}, in column order.
+     */
+    void toHalf(boolean bf16, float[] src, int off, int n, short[] dst, int dOff);
+
+    /**
+     * Whether some {@code src[off + i]}, {@code i < n}, is finite and rounds to an infinity in
+     * BF16 ({@link HalfFloat#overflowsBf16}) or F16 ({@link HalfFloat#overflowsF16}).
+     */
+    boolean anyHalfOverflow(boolean bf16, float[] src, int off, int n);
+
+    /**
      * A scale per column: {@code dst[dOff + r * NR + c] = src[off + r * NR + c] * scales[sOff + c]}
      * for {@code r < rows}, {@code c < NR} (a key panel: one scale per key).
      */

@@ -13,10 +13,13 @@ public final class HalfPanels extends EncodedPanels {
     private final boolean bf16;
     private short[] keyData;
     private short[] valueData;
+    /** One appended key or value, rounded in column order before it moves to its panel slots. */
+    private final short[] encoded;
 
     private HalfPanels(int d, int dv, int capacity, boolean bf16) {
         super(d, dv);
         this.bf16 = bf16;
+        this.encoded = new short[Math.max(d, dv)];
         allocate(capacity);
     }
 
@@ -40,6 +43,9 @@ public final class HalfPanels extends EncodedPanels {
         float[] x = layout.data();
         for (int t = 0; t < count; t++) {
             int at = layout.at(b, t, g);
+            if (!Kernels.DECODE.anyHalfOverflow(bf16, x, at, layout.width())) {
+                continue;
+            }
             for (int c = 0; c < layout.width(); c++) {
                 if (bf16 ? HalfFloat.overflowsBf16(x[at + c]) : HalfFloat.overflowsF16(x[at + c])) {
                     throw new IllegalArgumentException(name + ": expected values " + (bf16
@@ -64,25 +70,23 @@ public final class HalfPanels extends EncodedPanels {
     @Override
     void encodeKey(float[] x, int src, int j) {
         int at = keyIndex(j, 0) - j % NR + Packing.halfSlot(j % NR);
+        Kernels.DECODE.toHalf(bf16, x, src, d, encoded, 0);
         for (int c = 0; c < d; c++) {
-            keyData[at + c * NR] = encode(x[src + c]);
+            keyData[at + c * NR] = encoded[c];
         }
     }
 
     @Override
     void encodeValue(float[] x, int src, int j) {
+        Kernels.DECODE.toHalf(bf16, x, src, dv, encoded, 0);
         for (int c = 0; c < dv; c++) {
-            valueData[valueAt(j, c)] = encode(x[src + c]);
+            valueData[valueAt(j, c)] = encoded[c];
         }
     }
 
     /** Index of column {@code c} of value {@code j} ({@link #valueIndex}, in the row order of {@link Packing#halfSlot}). */
     private int valueAt(int j, int c) {
         return valueIndex(j, c) - c % NR + Packing.halfSlot(c % NR);
-    }
-
-    private short encode(float x) {
-        return bf16 ? HalfFloat.toBf16(x) : HalfFloat.toF16(x);
     }
 
     @Override

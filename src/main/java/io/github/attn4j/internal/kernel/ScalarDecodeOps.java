@@ -8,6 +8,23 @@ final class ScalarDecodeOps implements DecodeOps {
     private static final int NR = Kernels.NR;
 
     @Override
+    public void toHalf(boolean bf16, float[] src, int off, int n, short[] dst, int dOff) {
+        for (int i = 0; i < n; i++) {
+            dst[dOff + i] = bf16 ? HalfFloat.toBf16(src[off + i]) : HalfFloat.toF16(src[off + i]);
+        }
+    }
+
+    @Override
+    public boolean anyHalfOverflow(boolean bf16, float[] src, int off, int n) {
+        for (int i = off; i < off + n; i++) {
+            if (bf16 ? HalfFloat.overflowsBf16(src[i]) : HalfFloat.overflowsF16(src[i])) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
     public void halfRows(boolean bf16, short[] src, int off, float[] dst, int dOff, int rows) {
         for (int r = 0; r < rows; r++) {
             for (int j = 0; j < NR; j++) {

@@ -45,6 +45,16 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     @Override
+    public void toHalf(boolean bf16, float[] src, int off, int n, short[] dst, int dOff) {
+        VectorNarrow.toHalf(bf16, src, off, n, dst, dOff);
+    }
+
+    @Override
+    public boolean anyHalfOverflow(boolean bf16, float[] src, int off, int n) {
+        return VectorNarrow.anyOverflow(bf16, src, off, n);
+    }
+
+    @Override
     public void halfRows(boolean bf16, short[] src, int off, float[] dst, int dOff, int rows) {
         for (int r = 0; r < rows; r++) {
             int at = off + r * NR;

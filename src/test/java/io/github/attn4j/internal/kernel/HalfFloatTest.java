@@ -148,6 +148,67 @@ class HalfFloatTest {
         }
     }
 
+    @Test
+    void rowEncodersGiveTheOneValueFormsBits() {
+        List<Float> in = inputs();
+        float[] x = new float[in.size() + 3];
+        for (int i = 0; i < in.size(); i++) {
+            x[i + 3] = in.get(i);
+        }
+        for (boolean bf16 : new boolean[]{false, true}) {
+            String format = bf16 ? "BF16" : "F16";
+            short[] scalar = new short[in.size()];
+            short[] active = new short[in.size() + 5];
+            SCALAR.toHalf(bf16, x, 3, in.size(), scalar, 0);
+            // Repeated so that the loop also runs compiled by C2, where the Vector API is intrinsified.
+            for (int round = 0; round < 40; round++) {
+                Kernels.DECODE.toHalf(bf16, x, 3, in.size(), active, 5);
+                for (int i = 0; i < in.size(); i++) {
+                    float v = x[i + 3];
+                    short expected = bf16 ? HalfFloat.toBf16(v) : HalfFloat.toF16(v);
+                    if (active[i + 5] != expected || scalar[i] != expected) {
+                        fail(format + " round " + round + ", x = " + v + " (0x" + Integer.toHexString(Float.floatToRawIntBits(v))
+                                + "): one-value form 0x" + Integer.toHexString(expected & 0xffff) + ", active path 0x"
+                                + Integer.toHexString(active[i + 5] & 0xffff) + ", scalar loop 0x" + Integer.toHexString(scalar[i] & 0xffff));
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void rowOverflowChecksFindEveryOverflowingValueAndNothingElse() {
+        // Gaussians of every scale below the F16 range, then one value at a time replaced by the
+        // smallest magnitudes that overflow, the largest that do not, infinities and NaN.
+        SplittableRandom random = new SplittableRandom(17);
+        float[] x = new float[77];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) (random.nextGaussian() * Math.pow(2, random.nextInt(-30, 14)));
+        }
+        float bf16Lowest = Float.intBitsToFloat(HalfFloat.BF16_OVERFLOW_BITS);
+        float[] planted = {65520f, -65520f, Math.nextDown(65520f), Float.MAX_VALUE, bf16Lowest, -Math.nextDown(bf16Lowest),
+            Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN};
+        for (int round = 0; round < 40; round++) {
+            for (boolean bf16 : new boolean[]{false, true}) {
+                for (int from = 0; from < 3; from++) {
+                    int n = x.length - from - round % 5;
+                    assertEquals(false, Kernels.DECODE.anyHalfOverflow(bf16, x, from, n), "no overflow, from " + from);
+                    for (int at = from; at < from + n; at += 1 + round % 3) {
+                        float kept = x[at];
+                        for (float p : planted) {
+                            x[at] = p;
+                            boolean expected = bf16 ? HalfFloat.overflowsBf16(p) : HalfFloat.overflowsF16(p);
+                            String what = (bf16 ? "BF16" : "F16") + ": " + p + " at " + at + " of [" + from + ", " + (from + n) + ")";
+                            assertEquals(expected, Kernels.DECODE.anyHalfOverflow(bf16, x, from, n), what);
+                            assertEquals(expected, SCALAR.anyHalfOverflow(bf16, x, from, n), what + ", scalar");
+                        }
+                        x[at] = kept;
+                    }
+                }
+            }
+        }
+    }
+
     private static float bf16Value(short h) {
         return Float.intBitsToFloat((h & 0xffff) << 16);
     }
