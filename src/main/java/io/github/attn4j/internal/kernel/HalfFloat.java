@@ -2,10 +2,11 @@ package io.github.attn4j.internal.kernel;
 
 /**
  * The 16-bit float formats a narrow cache stores ({@link HalfPanels}): IEEE binary16 (F16) and
- * bfloat16 (BF16), one value per {@code short}. Encoding runs once per appended value, here in
- * plain Java on every path; decoding runs per tile read, lane-wise in {@link VectorDecodeOps},
- * and {@link #fromF16}/{@link #fromBf16} are the one-value forms, bit-identical to a lane (only
- * integer moves and, for an F16 subnormal, one exact fused multiply-add).
+ * bfloat16 (BF16), one value per {@code short}. Encoding runs once per appended value, a row at
+ * a time ({@link DecodeOps#toHalf}: lane-wise in {@link VectorNarrow}, or through
+ * {@link #toF16}/{@link #toBf16} here); decoding runs per tile read, lane-wise in
+ * {@link VectorDecodeOps}. The one-value forms here define the bits of both ({@code HalfFloatTest}
+ * holds the lane-wise forms to them over all 65536 patterns and over random and edge floats).
  *
  * <p>Both encoders round to nearest, ties to even. A finite value whose rounding overflows is
  * not encoded: callers check {@link #overflowsF16}/{@link #overflowsBf16} first and reject it.
