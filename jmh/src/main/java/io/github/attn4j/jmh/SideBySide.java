@@ -62,7 +62,9 @@ import java.util.stream.Stream;
  *       (32 query heads over 8 key/value heads of 128, {@code embedDim = 64}); with a fifth field,
  *       {@code decode:precision:length:threads:kvHeads}, over that many key/value heads (32:
  *       plain multi-head attention, one query row per key/value head), and with a sixth,
- *       {@code decode:precision:length:threads:kvHeads:headDim}, heads of that width (96: Phi-3-mini);</li>
+ *       {@code decode:precision:length:threads:kvHeads:headDim}, heads of that width (96: Phi-3-mini);
+ *       {@code decode:precision:length:threads:kvHeads:headDim:batch}, that many conversations of
+ *       {@code length} tokens each, one new token per conversation;</li>
  *   <li>{@code ort:B:L:E:H:mask:threads}: ONNX Runtime on the layer of {@code mha} with the same
  *       fields ({@link OnnxRuntimeAttentionBenchmark}), and {@code ortcore:hd:L:threads} its
  *       attention op alone on the q, k, v of {@code sdpa} ({@link OnnxRuntimeAttentionCoreBenchmark},
@@ -272,17 +274,18 @@ public final class SideBySide {
                     return () -> sink = module.forward(x, mask, out);
                 }
                 case "decode" -> {
-                    if (p.length != 5 && p.length != 6) {
+                    if (p.length < 5 || p.length > 7) {
                         check(spec, p, 4);
                     }
                     int length = Integer.parseInt(p[2]);
                     int kvHeads = p.length >= 5 ? Integer.parseInt(p[4]) : 8;
-                    int hd = p.length == 6 ? Integer.parseInt(p[5]) : 128;
+                    int hd = p.length >= 6 ? Integer.parseInt(p[5]) : 128;
+                    int batch = p.length == 7 ? Integer.parseInt(p[6]) : 1;
                     MultiHeadAttention module = MultiHeadAttention.builder(64, 32).headDim(hd).kvHeads(kvHeads).seed(1)
                             .threads(Integer.parseInt(p[3])).build();
-                    KvCache cache = module.newKvCache(1, length + 1, Precision.valueOf(p[1]));
-                    cache.append(Inputs.uniform(random, 1, kvHeads, length, hd), Inputs.uniform(random, 1, kvHeads, length, hd));
-                    Tensor token = Inputs.uniform(random, 1, 1, 64);
+                    KvCache cache = module.newKvCache(batch, length + 1, Precision.valueOf(p[1]));
+                    cache.append(Inputs.uniform(random, batch, kvHeads, length, hd), Inputs.uniform(random, batch, kvHeads, length, hd));
+                    Tensor token = Inputs.uniform(random, batch, 1, 64);
                     return () -> {
                         cache.truncate(length);
                         sink = module.forwardCached(token, cache);

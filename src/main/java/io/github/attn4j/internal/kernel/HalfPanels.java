@@ -79,8 +79,18 @@ public final class HalfPanels extends EncodedPanels {
     @Override
     void encodeValue(float[] x, int src, int j) {
         Kernels.DECODE.toHalf(bf16, x, src, dv, encoded, 0);
-        for (int c = 0; c < dv; c++) {
-            valueData[valueAt(j, c)] = encoded[c];
+        // Panel by panel, the row's columns c0 + i at halfSlot(i): the first half at the even
+        // slots, the second at the odd ones.
+        int half = NR / 2;
+        for (int c0 = 0; c0 < dv; c0 += NR) {
+            int row = valueIndex(j, c0);
+            int n = Math.min(NR, dv - c0);
+            for (int i = 0; i < Math.min(n, half); i++) {
+                valueData[row + 2 * i] = encoded[c0 + i];
+            }
+            for (int i = half; i < n; i++) {
+                valueData[row + 2 * (i - half) + 1] = encoded[c0 + i];
+            }
         }
     }
 
