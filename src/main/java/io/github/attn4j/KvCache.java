@@ -5,6 +5,7 @@ import io.github.attn4j.internal.kernel.HeadLayout;
 import io.github.attn4j.internal.kernel.Int8Panels;
 import io.github.attn4j.internal.kernel.KeyValuePanels;
 import io.github.attn4j.internal.kernel.KeyValueSource;
+import io.github.attn4j.internal.kernel.Parallel;
 
 /**
  * Keys and values of the tokens seen so far, per batch row and key/value head, for incremental
@@ -31,6 +32,16 @@ import io.github.attn4j.internal.kernel.KeyValueSource;
  * <p>A cache is mutable: use it from one thread at a time (modules may be shared).
  */
 public final class KvCache {
+    /**
+     * Values (keys and values together) from which a module's append uses its threads: a
+     * decode step of one conversation appends a few thousand, less than handing tasks to a
+     * helper costs; 32 conversations of 8 kv heads of 128 append 65536, which took 0.73 to 0.97x
+     * the step's time on two threads (jmh/README.md, "Truncating, and appending to 16-bit
+     * caches"). System property {@code attn4j.appendSplitValues} sets another bound (the
+     * forced-path test runs set 0, so that their small appends still use every thread).
+     */
+    static final long SPLIT_APPEND_VALUES = Math.max(0L, Long.getLong("attn4j.appendSplitValues", 1L << 14));
+
     private final MultiHeadAttention owner;
     private final int batch;
     private final int heads;
@@ -324,18 +335,29 @@ public final class KvCache {
      * @throws IllegalArgumentException if the precision cannot hold a value
      */
     void append(HeadLayout k, HeadLayout v, int[] tokens) {
+        append(k, v, tokens, 1);
+    }
+
+    /**
+     * {@link #append(HeadLayout, HeadLayout, int[])}, the (batch row, kv head) panels shared
+     * between up to {@code threads} threads once there are at least {@link #SPLIT_APPEND_VALUES}
+     * values to append: each panel is written by one task, so the contents do not depend on the
+     * schedule. The checks stay on the calling thread, in order, so a rejected append names the
+     * same value on every thread count.
+     */
+    void append(HeadLayout k, HeadLayout v, int[] tokens, int threads) {
+        long values = 0;
         for (int b = 0; b < batch; b++) {
             int count = tokens == null ? k.length() : tokens[b];
+            values += (long) count * heads * 2 * headDim;
             for (int g = 0; g < heads; g++) {
                 panels[b * heads + g].checkAppend(k, v, b, g, count);
             }
         }
+        Parallel.forEach(values >= SPLIT_APPEND_VALUES ? threads : 1, batch * heads, (i, worker) ->
+                panels[i].append(k, v, i / heads, i % heads, tokens == null ? k.length() : tokens[i / heads]));
         for (int b = 0; b < batch; b++) {
-            int count = tokens == null ? k.length() : tokens[b];
-            for (int g = 0; g < heads; g++) {
-                panels[b * heads + g].append(k, v, b, g, count);
-            }
-            lengths[b] += count;
+            lengths[b] += tokens == null ? k.length() : tokens[b];
         }
     }
 

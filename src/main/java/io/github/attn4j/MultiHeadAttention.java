@@ -361,7 +361,7 @@ public final class MultiHeadAttention {
         Tensor output = pipeline.run(xNew, xNew, xNew, start, null, false, (qh, kh, vh, attended, b0, th) -> {
             // The kernel takes the query heads that share a key/value head as rows of one tile
             // (GQA), so one pass over each group's cached keys and values serves all of them.
-            cache.append(kh, vh, appended);
+            cache.append(kh, vh, appended, threads);
             AttentionKernel.forward(qh, cache.panels(), kvHeads, attended,
                     joined.toScoreMask(batch, t, maxKeys, rowKeys, rowQueries), scores, threads);
         });
