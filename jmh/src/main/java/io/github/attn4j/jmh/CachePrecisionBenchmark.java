@@ -24,8 +24,10 @@ import java.util.concurrent.TimeUnit;
  * over 8 key/value heads, {@code embedDim = 64}, so the projections are 2.6 MB) over caches of
  * each {@link Precision}; {@code -p kvHeads=32} makes it plain multi-head attention (a cache four
  * times as large, one query row per key/value head), {@code -p kvHeads=16} gives two query rows
- * per key/value head (Gemma 2 and 3), and {@code -p headDim=96} heads of 96 (Phi-3-mini). A
- * step streams the cache once: {@code 2 · cacheLength · 8 · 128} values
+ * per key/value head (Gemma 2 and 3), {@code -p headDim=96} heads of 96 (Phi-3-mini), and
+ * {@code -p conversations=32} 32 conversations of {@code cacheLength} tokens each, one new token
+ * per conversation in one call (continuous batching of many chats). A step streams the cache
+ * once: {@code 2 · cacheLength · 8 · 128} values
  * of 4 (F32), 2 (F16, BF16) or 1.125 (INT8: a float scale per 32 values) bytes, that is 32, 16
  * and 9 MiB at 4096 tokens, 128, 64 and 36 MiB at 16384. Compare the step time with F32's and its
  * bytes per second with {@link MemoryBandwidthBenchmark} at the same size
@@ -61,6 +63,10 @@ public class CachePrecisionBenchmark {
     @Param({"128"})
     public int headDim;
 
+    /** Conversations decoded by one call: the cache's batch, each row holding {@code cacheLength} tokens. */
+    @Param({"1"})
+    public int conversations;
+
     private MultiHeadAttention module;
     private KvCache cache;
     private Tensor token;
@@ -70,12 +76,13 @@ public class CachePrecisionBenchmark {
         int embedDim = 64;
         module = MultiHeadAttention.builder(embedDim, 32).headDim(headDim).kvHeads(kvHeads).seed(1).threads(threads).build();
         SplittableRandom random = new SplittableRandom(2);
-        cache = module.newKvCache(1, cacheLength + 1, precision);
+        cache = module.newKvCache(conversations, cacheLength + 1, precision);
         // Keys and values appended directly (uniform in [-1, 1)), not projected from a prompt run
         // through the module: the step costs the same for any finite cache, and a prompt of 16384
         // tokens took about a minute per fork.
-        cache.append(Inputs.uniform(random, 1, kvHeads, cacheLength, headDim), Inputs.uniform(random, 1, kvHeads, cacheLength, headDim));
-        token = Inputs.uniform(random, 1, 1, embedDim);
+        cache.append(Inputs.uniform(random, conversations, kvHeads, cacheLength, headDim),
+                Inputs.uniform(random, conversations, kvHeads, cacheLength, headDim));
+        token = Inputs.uniform(random, conversations, 1, embedDim);
     }
 
     @Benchmark
