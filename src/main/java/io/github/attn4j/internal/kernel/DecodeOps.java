@@ -47,6 +47,14 @@ interface DecodeOps {
     boolean anyHalfOverflow(boolean bf16, float[] src, int off, int n);
 
     /**
+     * One INT8 block for appending ({@link Int8Panels}): returns its scale {@code s = max|x| / 127}
+     * over {@code x = src[off, off + n)}, NaN when the block holds NaN or an infinity, and sets
+     * {@code dst[dOff + i] = rint(x[i] / s)} clamped to [-127, 127], or 0 for every {@code i}
+     * when {@code s} is 0 or NaN.
+     */
+    float toInt8(float[] src, int off, int n, byte[] dst, int dOff);
+
+    /**
      * A scale per column: {@code dst[dOff + r * NR + c] = src[off + r * NR + c] * scales[sOff + c]}
      * for {@code r < rows}, {@code c < NR} (a key panel: one scale per key).
      */

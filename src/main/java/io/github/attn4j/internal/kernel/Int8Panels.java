@@ -42,6 +42,8 @@ public final class Int8Panels extends EncodedPanels {
     private byte[] valueData;
     private float[] keyScales;
     private float[] valueScales;
+    /** One appended key or value, quantized block by block in column order before it moves to its panel slots. */
+    private final byte[] quantized;
 
     /** Empty panels for keys of width {@code d}, values of width {@code dv}, room for {@code capacity} keys, blocks of {@link #BLOCK}. */
     public Int8Panels(int d, int dv, int capacity) {
@@ -60,6 +62,7 @@ public final class Int8Panels extends EncodedPanels {
         this.block = block;
         this.keyBlocks = Math.max(1, (d + block - 1) / block);
         this.valueBlocks = Math.max(1, (dv + block - 1) / block);
+        this.quantized = new byte[Math.max(d, dv)];
         allocate(capacity);
     }
 
@@ -85,11 +88,10 @@ public final class Int8Panels extends EncodedPanels {
         for (int k = 0; k < keyBlocks; k++) {
             int c0 = k * block;
             int c1 = Math.min(d, c0 + block);
-            float s = scale(x, src + c0, src + c1);
-            keyScales[(j / NR * keyBlocks + k) * NR + j % NR] = s;
-            for (int c = c0; c < c1; c++) {
-                keyData[at + c * NR] = quantize(x[src + c], s);
-            }
+            keyScales[(j / NR * keyBlocks + k) * NR + j % NR] = Kernels.DECODE.toInt8(x, src + c0, c1 - c0, quantized, c0);
+        }
+        for (int c = 0; c < d; c++) {
+            keyData[at + c * NR] = quantized[c];
         }
     }
 
@@ -98,26 +100,12 @@ public final class Int8Panels extends EncodedPanels {
         for (int k = 0; k < valueBlocks; k++) {
             int c0 = k * block;
             int c1 = Math.min(dv, c0 + block);
-            float s = scale(x, src + c0, src + c1);
-            valueScales[j * valueBlocks + k] = s;
-            for (int c = c0; c < c1; c++) {
-                valueData[valueIndex(j, c)] = quantize(x[src + c], s);
-            }
+            valueScales[j * valueBlocks + k] = Kernels.DECODE.toInt8(x, src + c0, c1 - c0, quantized, c0);
         }
-    }
-
-    /** The scale of block {@code x[from, to)}: {@code max|x| / 127}, NaN when the block holds NaN or an infinity. */
-    private static float scale(float[] x, int from, int to) {
-        float max = 0f;
-        for (int i = from; i < to; i++) {
-            max = Math.max(max, Math.abs(x[i]));     // NaN if one is NaN
+        // A value row is contiguous within each panel of NR columns.
+        for (int c0 = 0; c0 < dv; c0 += NR) {
+            System.arraycopy(quantized, c0, valueData, valueIndex(j, c0), Math.min(NR, dv - c0));
         }
-        return Float.isFinite(max) ? max / 127f : Float.NaN;
-    }
-
-    /** {@code rint(x / s)} clamped to [-127, 127] (the quotient may pass 127 by a rounding); 0 when s is 0 or NaN. */
-    private static byte quantize(float x, float s) {
-        return s > 0f ? (byte) Math.max(-127, Math.min(127, (int) Math.rint(x / s))) : 0;
     }
 
     @Override

@@ -25,6 +25,20 @@ final class ScalarDecodeOps implements DecodeOps {
     }
 
     @Override
+    public float toInt8(float[] src, int off, int n, byte[] dst, int dOff) {
+        float max = 0f;
+        for (int i = off; i < off + n; i++) {
+            max = Math.max(max, Math.abs(src[i]));     // NaN if one is NaN
+        }
+        float s = Float.isFinite(max) ? max / 127f : Float.NaN;
+        for (int i = 0; i < n; i++) {
+            // The quotient may pass 127 by a rounding.
+            dst[dOff + i] = s > 0f ? (byte) Math.max(-127, Math.min(127, (int) Math.rint(src[off + i] / s))) : 0;
+        }
+        return s;
+    }
+
+    @Override
     public void halfRows(boolean bf16, short[] src, int off, float[] dst, int dOff, int rows) {
         for (int r = 0; r < rows; r++) {
             for (int j = 0; j < NR; j++) {

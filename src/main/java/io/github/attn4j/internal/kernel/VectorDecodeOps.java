@@ -55,6 +55,11 @@ final class VectorDecodeOps implements DecodeOps {
     }
 
     @Override
+    public float toInt8(float[] src, int off, int n, byte[] dst, int dOff) {
+        return VectorNarrow.toInt8(src, off, n, dst, dOff);
+    }
+
+    @Override
     public void halfRows(boolean bf16, short[] src, int off, float[] dst, int dOff, int rows) {
         for (int r = 0; r < rows; r++) {
             int at = off + r * NR;

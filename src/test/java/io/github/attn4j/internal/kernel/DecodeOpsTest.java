@@ -102,4 +102,57 @@ class DecodeOpsTest {
             assertEquals((byte) i * 0.5f, out[i], "byte " + i);
         }
     }
+
+    @Test
+    void int8BlocksQuantizeToTheNearestStepOfTheirScale() {
+        qt().withExamples(400).forAll(integers().between(0, 70), integers().between(0, 17), longs().all()).checkAssert((n, off, seed) -> {
+            SplittableRandom random = new SplittableRandom(seed);
+            float[] x = new float[off + n];
+            int kind = random.nextInt(6);
+            // Ties: the largest magnitude 127 t and the others (k + 1/2) t, t a power of two, so
+            // that s = t and every other quotient is exactly halfway between two integers.
+            float t = (float) Math.pow(2, random.nextInt(-30, 30));
+            for (int i = off; i < x.length; i++) {
+                x[i] = kind == 0 ? (random.nextInt(-127, 127) + 0.5f) * t
+                        : kind == 1 ? 0f
+                        : (float) (random.nextGaussian() * Math.pow(2, random.nextInt(-40, 40)));
+            }
+            if (n > 0 && kind == 0) {
+                x[off + random.nextInt(n)] = (random.nextBoolean() ? 127 : -127) * t;
+            }
+            if (n > 0 && kind == 2) {
+                x[off + random.nextInt(n)] = new float[]{Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY}[random.nextInt(3)];
+            }
+            byte[] active = new byte[off + n + 3], scalar = new byte[n];
+            java.util.Arrays.fill(active, (byte) 99);
+            float s = 0;
+            for (int round = 0; round < 3; round++) {
+                s = Kernels.DECODE.toInt8(x, off, n, active, off + 3);
+            }
+            float scalarScale = SCALAR.toInt8(x, off, n, scalar, 0);
+            assertEquals(Float.floatToRawIntBits(scalarScale), Float.floatToRawIntBits(s), "scale");
+            // The definition, computed here apart: s = max|x| / 127, NaN for a NaN or an infinity.
+            double max = 0;
+            boolean finite = true;
+            for (int i = off; i < x.length; i++) {
+                finite &= Float.isFinite(x[i]);
+                max = Math.max(max, Math.abs(x[i]));
+            }
+            assertEquals(finite ? (float) max / 127f : Float.NaN, s, "scale of the block");
+            for (int i = 0; i < n; i++) {
+                int q = active[off + 3 + i];
+                assertEquals(scalar[i], active[off + 3 + i], "byte " + i + " against the scalar loop");
+                if (!(s > 0f)) {
+                    assertEquals(0, q, "byte " + i + " of a block without a positive scale");
+                    continue;
+                }
+                double quotient = (double) (x[off + i] / s);
+                double err = Math.abs(quotient - q);
+                boolean nearest = err < 0.5 || err == 0.5 && q % 2 == 0;
+                assertEquals(true, Math.abs(q) <= 127 && (nearest || Math.abs(q) == 127 && Math.abs(quotient) > 127),
+                        "byte " + i + ": " + q + " for x / s = " + quotient);
+            }
+            assertEquals(99, active[off + 2], "before the block");
+        });
+    }
 }
