@@ -36,7 +36,7 @@ public final class KvCache {
      * Values (keys and values together) from which a module's append uses its threads: a
      * decode step of one conversation appends a few thousand, less than handing tasks to a
      * helper costs; 32 conversations of 8 kv heads of 128 append 65536, which took 0.73 to 0.97x
-     * the step's time on two threads (jmh/README.md, "Truncating, and appending to 16-bit
+     * the step's time on two threads (jmh/README.md, "Truncating, and appending to narrow
      * caches"). System property {@code attn4j.appendSplitValues} sets another bound (the
      * forced-path test runs set 0, so that their small appends still use every thread).
      */
