@@ -348,17 +348,21 @@ public final class KvCache {
     void append(HeadLayout k, HeadLayout v, int[] tokens, int threads) {
         long values = 0;
         for (int b = 0; b < batch; b++) {
-            int count = tokens == null ? k.length() : tokens[b];
-            values += (long) count * heads * 2 * headDim;
+            values += (long) count(k, tokens, b) * heads * 2 * headDim;
             for (int g = 0; g < heads; g++) {
-                panels[b * heads + g].checkAppend(k, v, b, g, count);
+                panels[b * heads + g].checkAppend(k, v, b, g, count(k, tokens, b));
             }
         }
         Parallel.forEach(values >= SPLIT_APPEND_VALUES ? threads : 1, batch * heads, (i, worker) ->
-                panels[i].append(k, v, i / heads, i % heads, tokens == null ? k.length() : tokens[i / heads]));
+                panels[i].append(k, v, i / heads, i % heads, count(k, tokens, i / heads)));
         for (int b = 0; b < batch; b++) {
-            lengths[b] += tokens == null ? k.length() : tokens[b];
+            lengths[b] += count(k, tokens, b);
         }
+    }
+
+    /** Tokens row {@code b} appends: {@code tokens[b]}, or all of the layout's when {@code tokens} is null. */
+    private static int count(HeadLayout k, int[] tokens, int b) {
+        return tokens == null ? k.length() : tokens[b];
     }
 
     /** The packed keys and values, one per (batch row, kv head) at {@code b * KVH + g}. */

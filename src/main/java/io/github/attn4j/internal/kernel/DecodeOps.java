@@ -3,8 +3,9 @@ package io.github.attn4j.internal.kernel;
 /**
  * The loops that widen a narrow cache's stored keys and values to float32, one tile at a time,
  * and a decode step's products, which widen them inside the micro-kernel's loop instead (and,
- * for float32 panels, {@link #floatProduct}, which has only the step's rows); and the rounding
- * of appended rows to 16 bits ({@link #toHalf}).
+ * for float32 panels, {@link #floatProduct}, which has only the step's rows); and the narrowing
+ * of appended rows, to 16 bits ({@link #toHalf}) or INT8 blocks ({@link #toInt8}), whose bits
+ * are those of the scalar definitions on every path.
  * {@link Kernels#DECODE} is the implementation chosen at startup ({@link VectorDecodeOps} or
  * {@link ScalarDecodeOps}). Each output element is one exactly specified operation on its stored
  * bits (integer moves, at most one float multiplication), so every path gives the same bits.

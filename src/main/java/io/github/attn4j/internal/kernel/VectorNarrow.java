@@ -9,6 +9,8 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
+import java.util.Arrays;
+
 /**
  * The narrowing of float32 rows to 16-bit floats on {@link Vectors#SPECIES} ({@link DecodeOps#toHalf},
  * {@link DecodeOps#anyHalfOverflow}), lane by lane the steps of {@link HalfFloat#toBf16} and
@@ -89,7 +91,7 @@ final class VectorNarrow {
         }
         float s = Float.isFinite(max) ? max / 127f : Float.NaN;
         if (!(s > 0f)) {
-            java.util.Arrays.fill(dst, dOff, dOff + n, (byte) 0);
+            Arrays.fill(dst, dOff, dOff + n, (byte) 0);
             return s;
         }
         i = 0;
