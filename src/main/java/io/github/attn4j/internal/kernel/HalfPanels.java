@@ -79,8 +79,9 @@ public final class HalfPanels extends EncodedPanels {
     @Override
     void encodeValue(float[] x, int src, int j) {
         Kernels.DECODE.toHalf(bf16, x, src, dv, encoded, 0);
-        // Panel by panel, the row's columns c0 + i at halfSlot(i): the first half at the even
-        // slots, the second at the odd ones.
+        // Panel by panel, the row's columns c0 + i at halfSlot(i), written out as two loops: the
+        // first half at the even slots, the second at the odd ones. With Packing.halfSlot called
+        // per value, appending a 4096-token BF16 prompt took twice as long (22 against 10 ms).
         int half = NR / 2;
         for (int c0 = 0; c0 < dv; c0 += NR) {
             int row = valueIndex(j, c0);

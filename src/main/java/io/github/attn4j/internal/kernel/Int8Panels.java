@@ -108,6 +108,16 @@ public final class Int8Panels extends EncodedPanels {
         }
     }
 
+    /** The scale of a block whose largest magnitude is {@code max}: {@code max / 127}, NaN when max is NaN or infinite. */
+    static float scale(float max) {
+        return Float.isFinite(max) ? max / 127f : Float.NaN;
+    }
+
+    /** {@code rint(x / s)} clamped to [-127, 127] (the quotient may pass 127 by a rounding), for a scale {@code s > 0}. */
+    static byte quantize(float x, float s) {
+        return (byte) Math.max(-127, Math.min(127, (int) Math.rint(x / s)));
+    }
+
     @Override
     void decodeKeys(int p0, int panels, float[] dst) {
         for (int p = 0; p < panels; p++) {

@@ -30,10 +30,9 @@ final class ScalarDecodeOps implements DecodeOps {
         for (int i = off; i < off + n; i++) {
             max = Math.max(max, Math.abs(src[i]));     // NaN if one is NaN
         }
-        float s = Float.isFinite(max) ? max / 127f : Float.NaN;
+        float s = Int8Panels.scale(max);
         for (int i = 0; i < n; i++) {
-            // The quotient may pass 127 by a rounding.
-            dst[dOff + i] = s > 0f ? (byte) Math.max(-127, Math.min(127, (int) Math.rint(src[off + i] / s))) : 0;
+            dst[dOff + i] = s > 0f ? Int8Panels.quantize(src[off + i], s) : 0;
         }
         return s;
     }

@@ -89,7 +89,7 @@ final class VectorNarrow {
         for (; i < n; i++) {
             max = Math.max(max, Math.abs(src[off + i]));
         }
-        float s = Float.isFinite(max) ? max / 127f : Float.NaN;
+        float s = Int8Panels.scale(max);
         if (!(s > 0f)) {
             Arrays.fill(dst, dOff, dOff + n, (byte) 0);
             return s;
@@ -103,7 +103,7 @@ final class VectorNarrow {
             }
         }
         for (; i < n; i++) {
-            dst[dOff + i] = (byte) Math.max(-127, Math.min(127, (int) Math.rint(src[off + i] / s)));
+            dst[dOff + i] = Int8Panels.quantize(src[off + i], s);
         }
         return s;
     }
