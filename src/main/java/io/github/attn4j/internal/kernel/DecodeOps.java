@@ -87,6 +87,16 @@ interface DecodeOps {
                      float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
 
     /**
+     * The product over F16 weight panels, whose rows are in column order ({@link Gemm#packWeights};
+     * B element {@code (p, j)} of panel {@code t} is {@code b[bOff + t * bStride + p * NR + j]}):
+     * the bits of {@link #floatProduct} over the panels widened by
+     * {@link HalfFloat#fromF16(short[], int, float[], int, int)}, for at most two rows. The
+     * widening, by the processor's conversion, goes through a scratch buffer of this thread.
+     */
+    void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
+                          float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
+
+    /**
      * The product over INT8 key panels, each scale applied once per block: element {@code (i, j)}
      * of panel {@code t}'s C columns is {@code total}, where {@code total = 0} and, for each block
      * {@code k} of {@code block} depths in increasing order, {@code part} is the chain of fused

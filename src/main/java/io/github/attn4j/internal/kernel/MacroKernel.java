@@ -61,7 +61,7 @@ final class MacroKernel {
                     float[] c, int cOff, int ldc, int depthRows) {
         int kc = block.kc();
         PackedMatrix half = block.half();
-        boolean perPanel = mc <= MR;
+        boolean perPanel = mc <= MR && (half == null || mc <= SINGLE_ROW_LOOPS || half.format() == PackedMatrix.Format.BF16);
         float[] wide = half == null || perPanel ? null
                 : GemmWorkspace.current().wide(kc * Math.min(nb, Kernels.roundUp(jTo - jFrom, NR)));
         for (int jb = jFrom; jb < jTo; jb += nb) {
@@ -92,15 +92,19 @@ final class MacroKernel {
                         Kernels.MICRO.blocks(kc, a, aOff + ir * lda, lda, b, bBase + jb * kc, NR * kc, panels,
                                 c, cAt, ldc, mr, lastNr, block.accumulate());
                     }
-                } else if (mc <= SINGLE_ROW_LOOPS && half.format() == PackedMatrix.Format.BF16) {
-                    Kernels.DECODE.halfProduct(true, false, kc, a, aOff + ir * lda, lda, half.half(), block.offset() + jb * kc,
-                            NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
+                } else if (mc <= SINGLE_ROW_LOOPS) {
+                    if (half.format() == PackedMatrix.Format.BF16) {
+                        Kernels.DECODE.halfProduct(true, false, kc, a, aOff + ir * lda, lda, half.half(),
+                                block.offset() + jb * kc, NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
+                    } else {
+                        Kernels.DECODE.f16WeightProduct(kc, a, aOff + ir * lda, lda, half.half(),
+                                block.offset() + jb * kc, NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
+                    }
                 } else {
                     for (int jr = jb; jr < jbEnd; jr += NR) {
                         for (int i = 0; i < mr; i++) {
-                            Kernels.MICRO.halfRow(kc, a, aOff + (ir + i) * lda, half.half(), block.offset() + jr * kc,
-                                    half.format() == PackedMatrix.Format.BF16, c, cAt + i * ldc + jr - jb,
-                                    Math.min(NR, jbEnd - jr), block.accumulate());
+                            Kernels.MICRO.bf16Row(kc, a, aOff + (ir + i) * lda, half.half(), block.offset() + jr * kc,
+                                    c, cAt + i * ldc + jr - jb, Math.min(NR, jbEnd - jr), block.accumulate());
                         }
                     }
                 }

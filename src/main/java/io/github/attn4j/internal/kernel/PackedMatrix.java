@@ -18,8 +18,9 @@ package io.github.attn4j.internal.kernel;
  * range, read in place.
  *
  * <p>The panels hold float32 values, or 16-bit floats ({@link Format#F16}, {@link Format#BF16}) in
- * the same layout (rows in the order of {@link Packing#halfSlot}), one {@code short} per
- * element: half the bytes, widened exactly to float32 by
+ * the same layout (BF16 rows in the order of {@link Packing#halfSlot}, F16 rows in column order,
+ * which the processor's own conversion widens: {@link HalfFloat#fromF16(short[], int, float[], int, int)}),
+ * one {@code short} per element: half the bytes, widened exactly to float32 by
  * {@link Gemm} as it reads them, so a product with a 16-bit matrix has the bits of the product
  * with the float32 matrix of the same (rounded) values.
  *
@@ -144,11 +145,15 @@ public final class PackedMatrix {
 
     /**
      * Widens the {@code n} 16-bit elements from index {@code from} of the packed layout to
-     * float32 at the start of {@code dst} (exact; rows put back in column order); only for
+     * float32 at the start of {@code dst} (exact; BF16 rows put back in column order); only for
      * F16 and BF16 panels, {@code from} and {@code n} multiples of {@link Kernels#NR}.
      */
     void widen(int from, float[] dst, int n) {
-        Kernels.DECODE.halfRows(format == Format.BF16, half, from, dst, 0, n / Kernels.NR);
+        if (format == Format.F16) {
+            HalfFloat.fromF16(half, from, dst, 0, n);
+        } else {
+            Kernels.DECODE.halfRows(true, half, from, dst, 0, n / Kernels.NR);
+        }
     }
 
     @Override

@@ -16,8 +16,8 @@ import java.util.Arrays;
  *       panel as NR consecutive floats: element (p, j) of the block is at
  *       {@code (j / NR) * NR * kc + p * NR + j % NR}. Columns past {@code nc} are zero.</li>
  * </ul>
- * 16-bit panels ({@link #packWeightRows}, {@link HalfPanels}) hold each row of NR columns in
- * the order of {@link #halfSlot}.
+ * BF16 panels ({@link #packWeightRows}) and a cache's 16-bit panels ({@link HalfPanels}) hold
+ * each row of NR columns in the order of {@link #halfSlot}; F16 weight panels in column order.
  * Each step p of the micro-kernel then reads element p of each of the MR rows of an A panel
  * (6 KiB apart at most, all in L1) and NR consecutive floats of B.
  *
@@ -161,8 +161,8 @@ final class Packing {
      * Packs rows {@code [p0, p0 + kc)} of {@code B = wᵀ} (columns {@code [p0, p0 + kc)} of each row
      * of the {@code nn.Linear} weight {@code w}) into NR-column panels starting at index
      * {@code dstOff}, as {@link #packB} packs the transposed view: each element rounded to
-     * {@code format} and written to {@code floats} (F32) or {@code halves} (F16, BF16; rows in
-     * the order of {@link #halfSlot}). Columns
+     * {@code format} and written to {@code floats} (F32) or {@code halves} (F16 in column
+     * order, as float32; BF16 rows in the order of {@link #halfSlot}). Columns
      * past {@code w.rows()} are not written (zero in a new array). {@code line} and
      * {@code scratch} hold at least {@code kc} elements: one run of a row is all of the weight
      * that is ever widened at a time.
@@ -175,7 +175,7 @@ final class Packing {
                                short[] halves, int dstOff, float[] line, short[] scratch) {
         for (int row = 0; row < w.rows(); row++) {
             w.read(row, p0, kc, line, scratch);
-            int to = dstOff + row / NR * NR * kc + (format == PackedMatrix.Format.F32 ? row % NR : halfSlot(row % NR));
+            int to = dstOff + row / NR * NR * kc + (format == PackedMatrix.Format.BF16 ? halfSlot(row % NR) : row % NR);
             if (format == PackedMatrix.Format.F32) {
                 for (int p = 0; p < kc; p++) {
                     floats[to + p * NR] = line[p];

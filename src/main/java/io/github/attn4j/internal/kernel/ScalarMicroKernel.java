@@ -35,15 +35,14 @@ final class ScalarMicroKernel implements MicroKernel {
     }
 
     @Override
-    public void halfRow(int kc, float[] a, int aOff, short[] b, int bOff, boolean bf16,
-                        float[] c, int cOff, int nr, boolean accumulate) {
+    public void bf16Row(int kc, float[] a, int aOff, short[] b, int bOff, float[] c, int cOff, int nr, boolean accumulate) {
         float[] acc = ACCUMULATORS.get();
         Arrays.fill(acc, 0, NR, 0f);
         for (int p = 0; p < kc; p++) {
             float ap = a[aOff + p];
             for (int j = 0; j < NR; j++) {
                 short h = b[bOff + p * NR + Packing.halfSlot(j)];
-                acc[j] = Math.fma(ap, bf16 ? HalfFloat.fromBf16(h) : HalfFloat.fromF16(h), acc[j]);
+                acc[j] = Math.fma(ap, HalfFloat.fromBf16(h), acc[j]);
             }
         }
         for (int j = 0; j < nr; j++) {

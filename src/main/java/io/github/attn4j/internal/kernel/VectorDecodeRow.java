@@ -156,6 +156,69 @@ final class VectorDecodeRow {
         }
     }
 
+    /**
+     * Steps of {@link #f16Weights} widened at a time: four panels of them are 16 KiB of floats at
+     * NR = 32, which stay in L1 until the fused multiply-adds read them.
+     */
+    static final int F16_DEPTH = 32;
+
+    /**
+     * F16 weight panels in column order ({@link DecodeOps#f16WeightProduct}): every
+     * {@link #F16_DEPTH} steps, the four panels' next rows are widened into {@code wide} by the
+     * processor's conversion ({@link HalfFloat#fromF16(short[], int, float[], int, int)}), then
+     * read by the same chains as {@link #floats}, which stay in registers from the first step to
+     * the last. {@code wide} holds at least {@code 4 * F16_DEPTH * NR} floats.
+     */
+    static void f16Weights(int kc, float[] a, int aOff, short[] b, int bOff, int bStride, int groups,
+                           float[] c, int cOff, boolean accumulate, float[] wide) {
+        int w1 = F16_DEPTH * NR, w2 = 2 * w1, w3 = 3 * w1;
+        for (int g = 0; g < groups; g++) {
+            int b0 = bOff + 4 * g * bStride, b1 = b0 + bStride, b2 = b1 + bStride, b3 = b2 + bStride;
+            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            for (int p0 = 0; p0 < kc; p0 += F16_DEPTH) {
+                int steps = Math.min(F16_DEPTH, kc - p0);
+                HalfFloat.fromF16(b, b0 + p0 * NR, wide, 0, steps * NR);
+                HalfFloat.fromF16(b, b1 + p0 * NR, wide, w1, steps * NR);
+                HalfFloat.fromF16(b, b2 + p0 * NR, wide, w2, steps * NR);
+                HalfFloat.fromF16(b, b3 + p0 * NR, wide, w3, steps * NR);
+                for (int p = 0; p < steps; p++) {
+                    int o = p * NR;
+                    FloatVector av = FloatVector.broadcast(S, a[aOff + p0 + p]);
+                    c00 = av.fma(FloatVector.fromArray(S, wide, o), c00);
+                    c01 = av.fma(FloatVector.fromArray(S, wide, o + L), c01);
+                    c10 = av.fma(FloatVector.fromArray(S, wide, w1 + o), c10);
+                    c11 = av.fma(FloatVector.fromArray(S, wide, w1 + o + L), c11);
+                    c20 = av.fma(FloatVector.fromArray(S, wide, w2 + o), c20);
+                    c21 = av.fma(FloatVector.fromArray(S, wide, w2 + o + L), c21);
+                    c30 = av.fma(FloatVector.fromArray(S, wide, w3 + o), c30);
+                    c31 = av.fma(FloatVector.fromArray(S, wide, w3 + o + L), c31);
+                }
+            }
+            int ct = cOff + 4 * g * NR;
+            if (accumulate) {
+                c00 = c00.add(FloatVector.fromArray(S, c, ct));
+                c01 = c01.add(FloatVector.fromArray(S, c, ct + L));
+                c10 = c10.add(FloatVector.fromArray(S, c, ct + NR));
+                c11 = c11.add(FloatVector.fromArray(S, c, ct + NR + L));
+                c20 = c20.add(FloatVector.fromArray(S, c, ct + 2 * NR));
+                c21 = c21.add(FloatVector.fromArray(S, c, ct + 2 * NR + L));
+                c30 = c30.add(FloatVector.fromArray(S, c, ct + 3 * NR));
+                c31 = c31.add(FloatVector.fromArray(S, c, ct + 3 * NR + L));
+            }
+            c00.intoArray(c, ct);
+            c01.intoArray(c, ct + L);
+            c10.intoArray(c, ct + NR);
+            c11.intoArray(c, ct + NR + L);
+            c20.intoArray(c, ct + 2 * NR);
+            c21.intoArray(c, ct + 2 * NR + L);
+            c30.intoArray(c, ct + 3 * NR);
+            c31.intoArray(c, ct + 3 * NR + L);
+        }
+    }
+
     /** Key panels, as {@link DecodeOps#int8Keys}: per block, a chain over the bytes, then total = fma(part, scales, total) from 0. */
     static void int8Keys(int kc, float[] a, int aOff, byte[] b, int bOff, int bStride, int groups,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff) {

@@ -122,28 +122,15 @@ final class VectorMicroKernel implements MicroKernel {
         blocks(kc, a, aOff, lda, b, bOff, 0, 1, c, cOff, ldc, mr, nr, accumulate);
     }
 
-    /**
-     * Two accumulators, one broadcast of A and one load of a 16-bit row of B per step; the F16
-     * and BF16 loops are written apart so that neither tests the format inside the loop.
-     */
+    /** Two accumulators, one broadcast of A and one load of a BF16 row of B per step. */
     @Override
-    public void halfRow(int kc, float[] a, int aOff, short[] b, int bOff, boolean bf16,
-                        float[] c, int cOff, int nr, boolean accumulate) {
+    public void bf16Row(int kc, float[] a, int aOff, short[] b, int bOff, float[] c, int cOff, int nr, boolean accumulate) {
         FloatVector c0 = FloatVector.zero(S), c1 = FloatVector.zero(S);
-        if (bf16) {
-            for (int p = 0; p < kc; p++) {
-                int bi = bOff + p * NR;
-                FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c0 = av.fma(VectorWiden.bf16Low(b, bi), c0);
-                c1 = av.fma(VectorWiden.bf16High(b, bi), c1);
-            }
-        } else {
-            for (int p = 0; p < kc; p++) {
-                int bi = bOff + p * NR;
-                FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-                c0 = av.fma(VectorWiden.f16Low(b, bi), c0);
-                c1 = av.fma(VectorWiden.f16High(b, bi), c1);
-            }
+        for (int p = 0; p < kc; p++) {
+            int bi = bOff + p * NR;
+            FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
+            c0 = av.fma(VectorWiden.bf16Low(b, bi), c0);
+            c1 = av.fma(VectorWiden.bf16High(b, bi), c1);
         }
         if (nr == NR) {
             if (accumulate) {

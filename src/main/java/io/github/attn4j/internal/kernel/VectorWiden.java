@@ -35,7 +35,7 @@ import jdk.incubator.vector.VectorSpecies;
  * 32-bit byte species, as one 8-byte vector whose two halves are widened apart.
  *
  * <p>Every product that reads a narrow panel ({@link VectorDecodeOps}, {@link VectorDecodeRow},
- * {@link VectorMicroKernel#halfRow}) widens its B rows here, in registers, right before their
+ * {@link VectorMicroKernel#bf16Row}) widens its B rows here, in registers, right before their
  * fused multiply-adds.
  */
 final class VectorWiden {
