@@ -160,7 +160,7 @@ final class VectorDecodeRow {
      * Steps of {@link #f16Weights} widened at a time: four panels of them are 16 KiB of floats at
      * NR = 32, which stay in L1 until the fused multiply-adds read them.
      */
-    static final int F16_DEPTH = 32;
+    static final int F16_DEPTH = 8;
 
     /**
      * F16 weight panels in column order ({@link DecodeOps#f16WeightProduct}): every

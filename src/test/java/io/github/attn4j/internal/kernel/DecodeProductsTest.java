@@ -22,7 +22,8 @@ import static org.quicktheories.generators.SourceDSL.longs;
  * (the gap past each row and the rows past them hold NaN and must not reach C), a narrow last
  * panel, one or two rows over whole groups of panels and a rest (the one- and two-row loops
  * and the 4-row loop in one product), with and without
- * accumulation, values of A of every kind, F16 and BF16 bits of every kind (NaN, infinities,
+ * accumulation, values of A of every kind, F16 (panel rows in pairs, or in column order as
+ * weights) and BF16 bits of every kind (NaN, infinities,
  * subnormals included) and INT8 scales of every kind.
  */
 class DecodeProductsTest {
@@ -151,6 +152,42 @@ class DecodeProductsTest {
                     scalar, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
             assertSameBits(expected, actual, what);
             assertSameBits(expected, scalar, "scalar " + what);
+        });
+    }
+
+    /**
+     * F16 weight panels, rows in column order: the micro-kernel over the panels widened value by
+     * value ({@link HalfFloat#fromF16}), for one and two rows (the products of a one- or two-token
+     * decode step), depths that end inside a widened chunk ({@link VectorDecodeRow#F16_DEPTH}), raw
+     * bits of every kind.
+     */
+    @Test
+    void f16WeightProductEqualsTheMicroKernelOnWidenedPanels() {
+        qt().withExamples(300).forAll(integers().between(1, 140), integers().between(0, 1), longs().all()).checkAssert((kc, mode, seed) -> {
+            SplittableRandom random = new SplittableRandom(seed);
+            Shape any = Shape.of(random, kc, mode == 1);
+            Shape shape = new Shape(kc, any.panels(), 1 + random.nextInt(2), any.lastNr(), any.accumulate(), any.aOff(),
+                    any.lda(), any.bOff(), any.bStride(), any.ldc());
+            short[] b = new short[shape.bLength()];
+            for (int i = 0; i < b.length; i++) {
+                b[i] = random.nextInt(20) == 0 ? (short) random.nextInt() : HalfFloat.toF16(RandomTensors.uniformValue(random));
+            }
+            float[] a = shape.a(random);
+            float[] expected = shape.c(random);
+            float[] actual = expected.clone(), scalar = expected.clone();
+            float[] panel = new float[kc * NR];
+            for (int t = 0; t < shape.panels(); t++) {
+                for (int i = 0; i < kc * NR; i++) {
+                    panel[i] = HalfFloat.fromF16(b[shape.bOff() + t * shape.bStride() + i]);
+                }
+                shape.micro(a, panel, t, expected, true);
+            }
+            Kernels.DECODE.f16WeightProduct(kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(),
+                    actual, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
+            SCALAR.f16WeightProduct(kc, a, shape.aOff(), shape.lda(), b, shape.bOff(), shape.bStride(), shape.panels(),
+                    scalar, 0, shape.ldc(), shape.mr(), shape.lastNr(), shape.accumulate());
+            assertSameBits(expected, actual, "f16 weights " + shape);
+            assertSameBits(expected, scalar, "scalar f16 weights " + shape);
         });
     }
 

@@ -27,6 +27,39 @@ class HalfFloatTest {
         return all;
     }
 
+    /**
+     * The row conversion of F16 weights ({@link HalfFloat#fromF16(short[], int, float[], int, int)},
+     * the processor's conversion once C2 compiles it) gives {@link HalfFloat#fromF16}'s bits for
+     * every pattern {@link HalfFloat#toF16} can store, that is all but the signalling NaNs (exponent
+     * all ones, quiet bit 0x200 clear, significand not 0), which it may quiet: those must stay NaNs
+     * of the same sign and payload.
+     */
+    @Test
+    void f16RowsConvertEveryStorablePatternAsTheOneValueForm() {
+        short[] all = allPatterns();
+        float[] row = new float[all.length + 5];
+        // Repeated so that the loop also runs compiled by C2, where it becomes vcvtph2ps; odd
+        // offsets and lengths leave the vector loop a scalar rest.
+        for (int round = 0; round < 200; round++) {
+            int n = all.length - round % 7;
+            HalfFloat.fromF16(all, 0, row, 5, n);
+            for (int i = 0; i < n; i++) {
+                int expected = Float.floatToRawIntBits(HalfFloat.fromF16(all[i]));
+                int bits = Float.floatToRawIntBits(row[5 + i]);
+                boolean signalling = (i & 0x7c00) == 0x7c00 && (i & 0x3ff) != 0 && (i & 0x200) == 0;
+                if (signalling ? (bits | 0x400000) != (expected | 0x400000) : bits != expected) {
+                    fail("F16 0x" + Integer.toHexString(i) + " round " + round + ": expected 0x"
+                            + Integer.toHexString(expected) + ", got 0x" + Integer.toHexString(bits));
+                }
+            }
+        }
+        for (int i = 0; i < all.length; i++) {
+            short stored = HalfFloat.toF16(HalfFloat.fromF16(all[i]));
+            boolean nan = (stored & 0x7c00) == 0x7c00 && (stored & 0x3ff) != 0;
+            assertTrue(!nan || (stored & 0x200) != 0, "toF16 stores a signalling NaN for 0x" + Integer.toHexString(i));
+        }
+    }
+
     @Test
     void f16DecodesEveryPatternAsFloatFloat16ToFloat() {
         short[] all = allPatterns();
