@@ -10,19 +10,20 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
  */
 final class MacroKernel {
     /**
-     * Products of at most this many rows of A (the projections of a decode step) over float32
-     * or BF16 panels take {@link DecodeOps#floatProduct} or {@link DecodeOps#halfProduct}, whose
-     * single-row loops hold four panels of one row in eight accumulators, instead of the
-     * micro-kernel (which computes six or twelve rows for them and puts more instructions
-     * between two cache lines of B) or {@link MicroKernel#halfRow} (one panel, two accumulators).
-     * Same bits. A one-token forward at E = 4096 took 0.64 to 0.67x the time with float32
-     * weights and 0.60 to 0.68x with BF16 weights, two tokens 0.64 to 0.87x (SideBySide, both
-     * orders); with three or four tokens the 4-row loop was slower than the micro-kernel (1.06,
-     * 1.14x), and F16 weights keep {@code halfRow} (their decode loop for one row widens only
-     * panels known to be finite; one with the exact widening of weights passed C2's inlining
-     * node limit at two panels and ran 3.6x slower, jmh/README.md, "F16 subnormals").
+     * Products of at most this many rows of A (a decode step's projections, one row per token
+     * decoded at once) over float32 or BF16 panels take {@link DecodeOps#floatProduct} or
+     * {@link DecodeOps#halfProduct}, which read B in place with only those rows (one or two rows
+     * hold four panels in eight accumulators), instead of the micro-kernel, which computes six or
+     * twelve rows for them and puts more instructions between two cache lines of B, and, for
+     * BF16, instead of widening each group of panels first. F16 panels take
+     * {@link DecodeOps#f16WeightProduct} for one row only; more rows widen their group once.
+     * Same bits on every path. SideBySide on the Intel core, both orders, E = 4096 (jmh/README.md,
+     * "F16 weights through the processor's conversion"): 3 and 4 float32 rows 0.71x the time of
+     * the micro-kernel, 3 and 4 BF16 rows 0.56 to 0.66x that of one 16-bit row loop per row;
+     * F16 rows by the one-row loop (which widens them again for each row) 1.6 to 1.9x slower
+     * than the group widened once at 3 and 4 rows, and 0.83 to 0.99x at 2.
      */
-    private static final int SINGLE_ROW_LOOPS = 2;
+    private static final int DECODE_ROWS = DecodeOps.PRODUCT_ROWS;
 
     private MacroKernel() {
     }
@@ -33,14 +34,12 @@ final class MacroKernel {
      * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which
      * stay in L2 while every A micro-panel of the block sweeps them.
      *
-     * <p>16-bit B panels are widened to float32 into this thread's buffer before the micro-kernel
-     * reads them, exactly, so the bits are those of the float32 panels of the same values. With
-     * several A micro-panels, a whole group is widened once and reused by all of them (the
-     * widening is one pass against {@code mc} multiply-adds per element); with one (a decode
-     * step's few rows, where reading B is the cost), the values are widened in registers as
-     * they are loaded: by the single-row loops of {@link DecodeOps#halfProduct} for one or two
-     * BF16 rows ({@link #SINGLE_ROW_LOOPS}), else by {@link MicroKernel#halfRow}, one row of A at
-     * a time.
+     * <p>A block of at most {@link #DECODE_ROWS} rows (one for F16 panels) goes to the decode
+     * products, which read B where it is packed and widen 16-bit values as they load them. With
+     * more rows, 16-bit B panels are widened to float32 into this thread's buffer a group at a
+     * time, exactly, so the bits are those of the float32 panels of the same values, and every A
+     * micro-panel reuses the group (the widening is one pass against {@code mc} multiply-adds per
+     * element).
      *
      * <p>{@code depthRows > 0}: the block's full micro-panels of that many rows, and a last one of
      * {@link MicroKernel#depthTailRows()} rows, are packed by depth ({@link Packing#packA}) and go
@@ -61,14 +60,15 @@ final class MacroKernel {
                     float[] c, int cOff, int ldc, int depthRows) {
         int kc = block.kc();
         PackedMatrix half = block.half();
-        boolean perPanel = mc <= MR && (half == null || mc <= SINGLE_ROW_LOOPS || half.format() == PackedMatrix.Format.BF16);
-        float[] wide = half == null || perPanel ? null
+        PackedMatrix.Format format = half == null ? PackedMatrix.Format.F32 : half.format();
+        boolean decode = mc <= (format == PackedMatrix.Format.F16 ? 1 : DECODE_ROWS);
+        float[] wide = half == null || decode ? null
                 : GemmWorkspace.current().wide(kc * Math.min(nb, Kernels.roundUp(jTo - jFrom, NR)));
         for (int jb = jFrom; jb < jTo; jb += nb) {
             int jbEnd = Math.min(jTo, jb + nb);
             float[] b = block.data();
             int bBase = block.offset();
-            if (half != null && !perPanel) {
+            if (wide != null) {
                 half.widen(block.offset() + jb * kc, wide, Kernels.roundUp(jbEnd - jb, NR) * kc);
                 b = wide;
                 bBase = -jb * kc;
@@ -78,35 +78,24 @@ final class MacroKernel {
             for (int ir = 0; ir < mc; ir += MR) {
                 int mr = Math.min(MR, mc - ir);
                 int cAt = cOff + ir * ldc + jb;
-                if (half == null || !perPanel) {
+                if (decode) {
+                    int bAt = block.offset() + jb * kc;
+                    switch (format) {
+                        case F32 -> Kernels.DECODE.floatProduct(kc, a, aOff, lda, b, bAt, NR * kc, panels,
+                                c, cAt, ldc, mr, lastNr, block.accumulate());
+                        case BF16 -> Kernels.DECODE.halfProduct(true, false, kc, a, aOff, lda, half.half(), bAt,
+                                NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
+                        case F16 -> Kernels.DECODE.f16WeightProduct(kc, a, aOff, lda, half.half(), bAt,
+                                NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
+                    }
+                } else if (depthRows > 0 && (mr == depthRows || mr == Kernels.MICRO.depthTailRows())) {
                     // float32 panels, or 16-bit ones widened above: one call sweeps the group's
-                    // panels with the A micro-panel (by depth, or rows lda apart) in L1. At most
-                    // SINGLE_ROW_LOOPS rows imply perPanel, so those panels are float32.
-                    if (depthRows > 0 && (mr == depthRows || mr == Kernels.MICRO.depthTailRows())) {
-                        Kernels.MICRO.depthBlocks(kc, a, aOff + ir * lda, mr, b, bBase + jb * kc, NR * kc, panels,
-                                c, cAt, ldc, lastNr, block.accumulate());
-                    } else if (mc <= SINGLE_ROW_LOOPS) {
-                        Kernels.DECODE.floatProduct(kc, a, aOff + ir * lda, lda, b, bBase + jb * kc, NR * kc, panels,
-                                c, cAt, ldc, mr, lastNr, block.accumulate());
-                    } else {
-                        Kernels.MICRO.blocks(kc, a, aOff + ir * lda, lda, b, bBase + jb * kc, NR * kc, panels,
-                                c, cAt, ldc, mr, lastNr, block.accumulate());
-                    }
-                } else if (mc <= SINGLE_ROW_LOOPS) {
-                    if (half.format() == PackedMatrix.Format.BF16) {
-                        Kernels.DECODE.halfProduct(true, false, kc, a, aOff + ir * lda, lda, half.half(),
-                                block.offset() + jb * kc, NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
-                    } else {
-                        Kernels.DECODE.f16WeightProduct(kc, a, aOff + ir * lda, lda, half.half(),
-                                block.offset() + jb * kc, NR * kc, panels, c, cAt, ldc, mr, lastNr, block.accumulate());
-                    }
+                    // panels with the A micro-panel (by depth, or rows lda apart) in L1.
+                    Kernels.MICRO.depthBlocks(kc, a, aOff + ir * lda, mr, b, bBase + jb * kc, NR * kc, panels,
+                            c, cAt, ldc, lastNr, block.accumulate());
                 } else {
-                    for (int jr = jb; jr < jbEnd; jr += NR) {
-                        for (int i = 0; i < mr; i++) {
-                            Kernels.MICRO.bf16Row(kc, a, aOff + (ir + i) * lda, half.half(), block.offset() + jr * kc,
-                                    c, cAt + i * ldc + jr - jb, Math.min(NR, jbEnd - jr), block.accumulate());
-                        }
-                    }
+                    Kernels.MICRO.blocks(kc, a, aOff + ir * lda, lda, b, bBase + jb * kc, NR * kc, panels,
+                            c, cAt, ldc, mr, lastNr, block.accumulate());
                 }
                 if (block.bias() != null) {
                     // While the rows just stored are in L1.

@@ -43,17 +43,6 @@ interface MicroKernel {
                float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate);
 
     /**
-     * One row of {@link #block} with B a BF16 panel: {@code C[0, 0:nr] = A[0, 0:kc] * B},
-     * element p of the A row at {@code a[aOff + p]}, row p of B the {@link #nr()} BF16 values at
-     * {@code b[bOff + p * nr()]} in the order of {@link Packing#halfSlot}, widened exactly
-     * ({@link HalfFloat#fromBf16}) as they are loaded. Each element of C is the same chain of fused multiply-adds as in {@link #block},
-     * so the bits are those of {@link #block} on the widened panel. For products of a few rows
-     * (decode steps), whose time is the reading of B: no widened copy of the panel is written and
-     * read back.
-     */
-    void bf16Row(int kc, float[] a, int aOff, short[] b, int bOff, float[] c, int cOff, int nr, boolean accumulate);
-
-    /**
      * Rows of the A micro-panels that {@link #depthBlocks} reads packed by depth, or 0 when this
      * kernel reads A only row-major.
      */

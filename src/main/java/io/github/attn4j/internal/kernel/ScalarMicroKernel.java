@@ -34,22 +34,6 @@ final class ScalarMicroKernel implements MicroKernel {
         run(kc, a, aOff, lda, b, bOff, c, cOff, ldc, mr, nr, accumulate);
     }
 
-    @Override
-    public void bf16Row(int kc, float[] a, int aOff, short[] b, int bOff, float[] c, int cOff, int nr, boolean accumulate) {
-        float[] acc = ACCUMULATORS.get();
-        Arrays.fill(acc, 0, NR, 0f);
-        for (int p = 0; p < kc; p++) {
-            float ap = a[aOff + p];
-            for (int j = 0; j < NR; j++) {
-                short h = b[bOff + p * NR + Packing.halfSlot(j)];
-                acc[j] = Math.fma(ap, HalfFloat.fromBf16(h), acc[j]);
-            }
-        }
-        for (int j = 0; j < nr; j++) {
-            c[cOff + j] = accumulate ? c[cOff + j] + acc[j] : acc[j];
-        }
-    }
-
     /** The block with element (i, p) of A at {@code a[aOff + i * lda + p]}. */
     private static void run(int kc, float[] a, int aOff, int lda, float[] b, int bOff,
                             float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {

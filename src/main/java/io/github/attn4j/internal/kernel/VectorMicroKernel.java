@@ -122,31 +122,6 @@ final class VectorMicroKernel implements MicroKernel {
         blocks(kc, a, aOff, lda, b, bOff, 0, 1, c, cOff, ldc, mr, nr, accumulate);
     }
 
-    /** Two accumulators, one broadcast of A and one load of a BF16 row of B per step. */
-    @Override
-    public void bf16Row(int kc, float[] a, int aOff, short[] b, int bOff, float[] c, int cOff, int nr, boolean accumulate) {
-        FloatVector c0 = FloatVector.zero(S), c1 = FloatVector.zero(S);
-        for (int p = 0; p < kc; p++) {
-            int bi = bOff + p * NR;
-            FloatVector av = FloatVector.broadcast(S, a[aOff + p]);
-            c0 = av.fma(VectorWiden.bf16Low(b, bi), c0);
-            c1 = av.fma(VectorWiden.bf16High(b, bi), c1);
-        }
-        if (nr == NR) {
-            if (accumulate) {
-                c0 = c0.add(FloatVector.fromArray(S, c, cOff));
-                c1 = c1.add(FloatVector.fromArray(S, c, cOff + L));
-            }
-            c0.intoArray(c, cOff);
-            c1.intoArray(c, cOff + L);
-        } else {
-            float[] spill = SPILL.get();
-            c0.intoArray(spill, 0);
-            c1.intoArray(spill, L);
-            copyCorner(spill, 0, c, cOff, 0, 1, nr, accumulate);
-        }
-    }
-
     /** Writes the {@code mr x nr} corner of a register block spilled row by row (NR apart) from {@code spill[at]} into C. */
     static void copyCorner(float[] spill, int at, float[] c, int cOff, int ldc, int mr, int nr, boolean accumulate) {
         for (int i = 0; i < mr; i++) {

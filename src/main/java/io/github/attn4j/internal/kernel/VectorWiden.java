@@ -34,9 +34,11 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>An INT8 row of NR = 2L bytes is read as two L-byte vectors, or at L = 4, where there is no
  * 32-bit byte species, as one 8-byte vector whose two halves are widened apart.
  *
- * <p>Every product that reads a narrow panel ({@link VectorDecodeOps}, {@link VectorDecodeRow},
- * {@link VectorMicroKernel#bf16Row}) widens its B rows here, in registers, right before their
- * fused multiply-adds.
+ * <p>Every product that reads a narrow cache panel or BF16 weights ({@link VectorDecodeOps},
+ * {@link VectorDecodeRow}, {@link VectorDecodePair}, {@link VectorDecodeWide},
+ * {@link VectorDecodeBlocks}) widens its B rows here, in registers, right before their fused
+ * multiply-adds. F16 weights are stored in column order and widened by the processor's own
+ * conversion instead ({@link HalfFloat#fromF16(short[], int, float[], int, int)}).
  */
 final class VectorWiden {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;

@@ -89,33 +89,6 @@ class PackedWeightsTest {
         }
     }
 
-    /**
-     * {@link MicroKernel#bf16Row} widens every BF16 pattern (subnormals, infinities and NaNs
-     * included) as {@link Kernels#DECODE} does, which {@link HalfFloatTest} checks exhaustively:
-     * one step of the reduction per pattern, against {@link MicroKernel#block} on the
-     * widened panel.
-     */
-    @Test
-    void bf16RowWidensEveryPatternLikeTheDecodeLoops() {
-        int mr = Kernels.MR;
-        float[] a = new float[mr];
-        a[0] = 1.5f;
-        for (int round = 0; round < 20; round++) {   // repeated so that C2 compiles the loops
-            for (int first = 0; first < 65536; first += NR) {
-                short[] panel = new short[NR];
-                for (int j = 0; j < NR; j++) {
-                    panel[j] = (short) (first + j);
-                }
-                float[] wide = new float[NR];
-                Kernels.DECODE.halfRows(true, panel, 0, wide, 0, 1);
-                float[] expected = new float[NR], actual = new float[NR];
-                Kernels.MICRO.block(1, a, 0, 1, wide, 0, expected, 0, NR, 1, NR, false);
-                Kernels.MICRO.bf16Row(1, a, 0, panel, 0, actual, 0, NR, false);
-                assertSameBits(expected, actual, "BF16 patterns from 0x" + Integer.toHexString(first));
-            }
-        }
-    }
-
     private static void assertSameBits(float[] expected, float[] actual, String what) {
         for (int i = 0; i < expected.length; i++) {
             if (Float.floatToRawIntBits(expected[i]) != Float.floatToRawIntBits(actual[i])) {
