@@ -90,8 +90,9 @@ interface DecodeOps {
      * The product over F16 weight panels, whose rows are in column order ({@link Gemm#packWeights};
      * B element {@code (p, j)} of panel {@code t} is {@code b[bOff + t * bStride + p * NR + j]}):
      * the bits of {@link #floatProduct} over the panels widened by
-     * {@link HalfFloat#fromF16(short[], int, float[], int, int)}, for at most two rows. The
-     * widening, by the processor's conversion, goes through a scratch buffer of this thread.
+     * {@link HalfFloat#fromF16(short[], int, float[], int, int)}, for at most {@link #PRODUCT_ROWS}
+     * rows. The widening, by the processor's conversion, goes through a scratch buffer of this
+     * thread, once per row ({@link MacroKernel} gives it one row; more rows widen a group once).
      */
     void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                           float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);

@@ -6,7 +6,8 @@ import static io.github.attn4j.internal.kernel.Kernels.NR;
 /**
  * {@link Gemm}'s macro-kernel: the jr and ir loops over one packed block of A and a range of
  * columns of one packed block of B, and the choice of loop that computes each micro-tile (the
- * micro-kernel, a row loop over 16-bit panels, or the decode products' single-row loops).
+ * micro-kernel, over float32 panels or 16-bit ones widened a group at a time, or the decode
+ * products, which read B where it is packed).
  */
 final class MacroKernel {
     /**

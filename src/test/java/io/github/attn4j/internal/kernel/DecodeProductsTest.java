@@ -157,8 +157,8 @@ class DecodeProductsTest {
 
     /**
      * F16 weight panels, rows in column order: the micro-kernel over the panels widened value by
-     * value ({@link HalfFloat#fromF16}), for one and two rows (the products of a one- or two-token
-     * decode step), depths that end inside a widened chunk ({@link VectorDecodeRow#F16_DEPTH}), raw
+     * value ({@link HalfFloat#fromF16}), for one to four rows (one made common: the product of a
+     * one-token decode step), depths that end inside a widened chunk ({@link VectorDecodeRow#F16_DEPTH}), raw
      * bits of every kind.
      */
     @Test
@@ -166,7 +166,7 @@ class DecodeProductsTest {
         qt().withExamples(300).forAll(integers().between(1, 140), integers().between(0, 1), longs().all()).checkAssert((kc, mode, seed) -> {
             SplittableRandom random = new SplittableRandom(seed);
             Shape any = Shape.of(random, kc, mode == 1);
-            Shape shape = new Shape(kc, any.panels(), 1 + random.nextInt(2), any.lastNr(), any.accumulate(), any.aOff(),
+            Shape shape = new Shape(kc, any.panels(), random.nextBoolean() ? 1 : 1 + random.nextInt(DecodeOps.PRODUCT_ROWS), any.lastNr(), any.accumulate(), any.aOff(),
                     any.lda(), any.bOff(), any.bStride(), any.ldc());
             short[] b = new short[shape.bLength()];
             for (int i = 0; i < b.length; i++) {
