@@ -74,8 +74,11 @@ final class HalfFloat {
     /**
      * {@code dst[dOff + i] = } the value of F16 bits {@code src[off + i]} for {@code i < n}, by
      * {@link Float#float16ToFloat}: C2 compiles this loop to the processor's conversion
-     * ({@code vcvtph2ps}, 16 values per instruction with AVX-512, 8 with F16C), about a seventh of
-     * {@link VectorWiden#f16Low}'s operations, which the Vector API cannot reach. Every stored F16
+     * ({@code vcvtph2ps}, 16 values per instruction with AVX-512, 8 with F16C), which the Vector
+     * API cannot reach: one or two operations per vector against about ten for
+     * {@link VectorWiden#f16Low}. Its result is stored and read back, which costs more than that
+     * where the in-register widenings are cheap (F16 caches; jmh/README.md, "F16 weights through
+     * the processor's conversion"), so only F16 weights, read from memory, take it. Every stored F16
      * pattern gets the bits of {@link #fromF16}: both conversions are exact, and the two differ
      * only on signalling NaNs, which the instruction quiets and {@link #toF16} never stores.
      */
