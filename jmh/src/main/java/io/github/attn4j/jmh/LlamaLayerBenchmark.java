@@ -39,12 +39,14 @@ import java.util.concurrent.TimeUnit;
  *       time: the four projection weights ({@code 4·4096·10240} bytes, 168 MB) plus the cached
  *       keys and values ({@code 2·cacheLength·8·128·4} bytes, 32 and 128 MiB at 4096 and 16384
  *       tokens); compare with {@link MemoryBandwidthBenchmark}. Both counts are for F32 weights
- *       and cache; BF16 halves each part.</li>
+ *       and cache; BF16 halves each part. With {@code conversations > 1} the step decodes one token
+ *       of each of that many conversations (cache rows) in one call: the weights are read once
+ *       and each conversation's {@code cacheLength} cached tokens once.</li>
  * </ul>
  *
  * <p>{@code weightPrecision} (both benchmarks) stores the projection weights as F32 or BF16
- * ({@code MultiHeadAttentionBuilder.weightPrecision}); {@code cachePrecision} (decode) is the
- * precision of the cache the step reads.
+ * ({@code MultiHeadAttentionBuilder.weightPrecision}; {@code -p weightPrecision=F16} runs F16
+ * weights too); {@code cachePrecision} (decode) is the precision of the cache the step reads.
  *
  * <p>Expected times, from short runs on one thread of a shared 2-core AVX2 machine (load average
  * about 9, so on an idle core expect less): prefill at L = 512 took 1.35 and 1.57 s per warmed
@@ -127,6 +129,10 @@ public class LlamaLayerBenchmark {
         @Param({"F32", "BF16"})
         public Precision cachePrecision;
 
+        /** Conversations decoded in one call, one token each (the projections then have that many rows). */
+        @Param({"1"})
+        public int conversations;
+
         MultiHeadAttention module;
         KvCache cache;
         Tensor token;
@@ -134,10 +140,12 @@ public class LlamaLayerBenchmark {
         @Setup
         public void setUp() {
             module = llama(threads, weightPrecision);
-            cache = module.newKvCache(1, cacheLength + 1, cachePrecision);
+            cache = module.newKvCache(conversations, cacheLength + 1, cachePrecision);
             SplittableRandom random = new SplittableRandom(5);
-            CacheFill.fill(cache, new int[]{cacheLength}, random);
-            token = Inputs.uniform(random, 1, 1, EMBED_DIM);
+            int[] lengths = new int[conversations];
+            java.util.Arrays.fill(lengths, cacheLength);
+            CacheFill.fill(cache, lengths, random);
+            token = Inputs.uniform(random, conversations, 1, EMBED_DIM);
         }
     }
 
@@ -157,7 +165,7 @@ public class LlamaLayerBenchmark {
     @Measurement(iterations = 5, time = 1)
     public Tensor decode(Decode s) {
         Tensor out = s.module.forwardCached(s.token, s.cache);
-        s.cache.truncate(0, s.cacheLength);
+        s.cache.truncate(s.cacheLength);
         return out;
     }
 }
