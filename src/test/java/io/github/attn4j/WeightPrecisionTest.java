@@ -103,33 +103,47 @@ class WeightPrecisionTest {
                 float[] cross = expected.forward(x, key, value, AttentionMask.none()).toArray();
                 boolean self = s[4] == s[0] && s[5] == s[0];
                 float[] prefill = self ? expected.forward(x, AttentionMask.causal()).toArray() : null;
-                float[] decoded = self ? decode(expected, x) : null;
+                // Projections of 1 to 6 rows: the decode products (one row, up to four) and the
+                // micro-kernel over panels widened a group at a time.
+                Tensor x1 = Tensor.of(java.util.Arrays.copyOf(x.toArray(), 20 * s[0]), 1, 20, s[0]);
+                int[][] steps = {{2, 1}, {1, 1}, {1, 3}, {2, 2}, {2, 3}};
+                float[][] decoded = new float[steps.length][];
+                for (int i = 0; self && i < steps.length; i++) {
+                    decoded[i] = decode(expected, steps[i][0] == 2 ? x : x1, steps[i][1]);
+                }
                 for (int threads = 1; threads <= 3; threads++) {
                     MultiHeadAttention m = module(s, p, p, precision, threads);
                     String what = precision + " " + java.util.Arrays.toString(s) + " threads " + threads;
                     assertSameBits(cross, m.forward(x, key, value, AttentionMask.none()).toArray(), what + " cross");
                     if (self) {
                         assertSameBits(prefill, m.forward(x, AttentionMask.causal()).toArray(), what + " prefill");
-                        assertSameBits(decoded, decode(m, x), what + " decode");
+                        for (int i = 0; i < steps.length; i++) {
+                            assertSameBits(decoded[i], decode(m, steps[i][0] == 2 ? x : x1, steps[i][1]),
+                                    what + " decode, batch " + steps[i][0] + ", " + steps[i][1] + " tokens per step");
+                        }
                     }
                 }
             }
         }
     }
 
-    /** Every token of {@code x} decoded one at a time (the GEMMs' one-row path), outputs concatenated per row. */
-    private static float[] decode(MultiHeadAttention m, Tensor x) {
+    /**
+     * The tokens of {@code x} decoded {@code step} at a time (projections of {@code batch * step}
+     * rows, the last step shorter), outputs concatenated per row.
+     */
+    private static float[] decode(MultiHeadAttention m, Tensor x, int step) {
         int batch = x.dim(0), len = x.dim(1), e = x.dim(2);
         KvCache cache = m.newKvCache(batch, len);
         float[] all = x.toArray(), out = new float[all.length];
-        for (int t = 0; t < len; t++) {
-            float[] token = new float[batch * e];
+        for (int t0 = 0; t0 < len; t0 += step) {
+            int n = Math.min(step, len - t0);
+            float[] tokens = new float[batch * n * e];
             for (int b = 0; b < batch; b++) {
-                System.arraycopy(all, (b * len + t) * e, token, b * e, e);
+                System.arraycopy(all, (b * len + t0) * e, tokens, b * n * e, n * e);
             }
-            float[] y = m.forwardCached(Tensor.of(token, batch, 1, e), cache).toArray();
+            float[] y = m.forwardCached(Tensor.of(tokens, batch, n, e), cache).toArray();
             for (int b = 0; b < batch; b++) {
-                System.arraycopy(y, b * e, out, (b * len + t) * e, e);
+                System.arraycopy(y, b * n * e, out, (b * len + t0) * e, n * e);
             }
         }
         return out;
