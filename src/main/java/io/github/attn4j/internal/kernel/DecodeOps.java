@@ -92,10 +92,21 @@ interface DecodeOps {
      * the bits of {@link #floatProduct} over the panels widened by
      * {@link HalfFloat#fromF16(short[], int, float[], int, int)}, for at most {@link #PRODUCT_ROWS}
      * rows. The widening, by the processor's conversion, goes through a scratch buffer of this
-     * thread, once per row ({@link MacroKernel} gives it one row; more rows widen a group once).
+     * thread ({@link MacroKernel} gives it one row; more rows widen a group once).
+     *
+     * <p>This default is the definition, a panel at a time: each panel widened whole, then
+     * {@link #floatProduct} over it. {@link VectorDecodeOps} computes whole groups of panels its
+     * own way and leaves the rest to it.
      */
-    void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
-                          float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
+    default void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
+                                  float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        float[] wide = GemmWorkspace.current().wide(kc * Kernels.NR);
+        for (int t = 0; t < panels; t++) {
+            HalfFloat.fromF16(b, bOff + t * bStride, wide, 0, kc * Kernels.NR);
+            floatProduct(kc, a, aOff, lda, wide, 0, kc * Kernels.NR, 1, c, cOff + t * Kernels.NR, ldc, mr,
+                    t == panels - 1 ? lastNr : Kernels.NR, accumulate);
+        }
+    }
 
     /**
      * The product over INT8 key panels, each scale applied once per block: element {@code (i, j)}

@@ -100,17 +100,6 @@ final class ScalarDecodeOps implements DecodeOps {
     }
 
     @Override
-    public void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
-                                 float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        float[] wide = GemmWorkspace.current().wide(kc * NR);
-        for (int t = 0; t < panels; t++) {
-            HalfFloat.fromF16(b, bOff + t * bStride, wide, 0, kc * NR);
-            floatProduct(kc, a, aOff, lda, wide, 0, kc * NR, 1, c, cOff + t * NR, ldc, mr,
-                    t == panels - 1 ? lastNr : NR, accumulate);
-        }
-    }
-
-    @Override
     public void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int panels,
                          float[] scales, int sOff, int sPanel, int block, float[] c, int cOff, int ldc, int mr, int lastNr) {
         for (int t = 0; t < panels; t++) {

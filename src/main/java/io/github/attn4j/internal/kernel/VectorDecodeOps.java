@@ -169,15 +169,14 @@ final class VectorDecodeOps implements DecodeOps {
     public void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                                  float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
         int first = fullGroups(panels, lastNr, 4);
-        float[] wide = GemmWorkspace.current().wide(Math.max(4 * VectorDecodeRow.F16_DEPTH, kc) * NR);
+        float[] wide = GemmWorkspace.current().wide(4 * VectorDecodeRow.F16_DEPTH * NR);
         for (int i = 0; i < mr; i++) {
             VectorDecodeRow.f16Weights(kc, a, aOff + i * lda, b, bOff, bStride, first / 4, c, cOff + i * ldc,
                     accumulate, wide);
         }
-        for (int t = first; t < panels; t++) {
-            HalfFloat.fromF16(b, bOff + t * bStride, wide, 0, kc * NR);
-            floatProduct(kc, a, aOff, lda, wide, 0, kc * NR, 1, c, cOff + t * NR, ldc, mr,
-                    t == panels - 1 ? lastNr : NR, accumulate);
+        if (first < panels) {
+            DecodeOps.super.f16WeightProduct(kc, a, aOff, lda, b, bOff + first * bStride, bStride, panels - first,
+                    c, cOff + first * NR, ldc, mr, lastNr, accumulate);
         }
     }
 

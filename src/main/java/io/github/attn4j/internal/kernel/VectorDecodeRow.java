@@ -157,8 +157,10 @@ final class VectorDecodeRow {
     }
 
     /**
-     * Steps of {@link #f16Weights} widened at a time: four panels of them are 16 KiB of floats at
-     * NR = 32, which stay in L1 until the fused multiply-adds read them.
+     * Steps of {@link #f16Weights} widened at a time: four panels of them are 4 KiB of floats at
+     * NR = 32, which stay in L1 until the fused multiply-adds read them. Eight steps read F16
+     * weights from memory fastest of 4, 8, 16 and 32 (jmh/README.md, "F16 weights through the
+     * processor's conversion").
      */
     static final int F16_DEPTH = 8;
 
