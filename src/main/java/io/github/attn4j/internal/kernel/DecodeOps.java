@@ -92,7 +92,7 @@ interface DecodeOps {
      * the bits of {@link #floatProduct} over the panels widened by
      * {@link HalfFloat#fromF16(short[], int, float[], int, int)}, for at most {@link #PRODUCT_ROWS}
      * rows. The widening, by the processor's conversion, goes through a scratch buffer of this
-     * thread ({@link MacroKernel} gives it one row; more rows widen a group once).
+     * thread ({@link MacroKernel} gives it one or two rows; more rows widen a group once).
      *
      * <p>This default is the definition, a panel at a time: each panel widened whole, then
      * {@link #floatProduct} over it. {@link VectorDecodeOps} computes whole groups of panels its

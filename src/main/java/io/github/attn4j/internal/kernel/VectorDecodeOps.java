@@ -168,11 +168,22 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                                  float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
-        int first = fullGroups(panels, lastNr, 4);
         float[] wide = GemmWorkspace.current().wide(4 * VectorDecodeRow.F16_DEPTH * NR);
-        for (int i = 0; i < mr; i++) {
-            VectorDecodeRow.f16Weights(kc, a, aOff + i * lda, b, bOff, bStride, first / 4, c, cOff + i * ldc,
-                    accumulate, wide);
+        // Rows two at a time, each chunk widened once for both; a last odd row (mr = 1 or 3) in
+        // groups of four panels, and the one pair those leave, if any, panel by panel.
+        int first = fullGroups(panels, lastNr, mr == 1 ? 4 : 2);
+        for (int i = 0; i < mr; i += 2) {
+            int ai = aOff + i * lda, ci = cOff + i * ldc;
+            if (i + 1 < mr) {
+                VectorDecodePair.f16Weights(kc, a, ai, lda, b, bOff, bStride, first / 2, c, ci, ldc, accumulate, wide);
+                continue;
+            }
+            int four = first / 4 * 4;
+            VectorDecodeRow.f16Weights(kc, a, ai, b, bOff, bStride, four / 4, c, ci, accumulate, wide);
+            if (four < first) {
+                DecodeOps.super.f16WeightProduct(kc, a, ai, lda, b, bOff + four * bStride, bStride, first - four,
+                        c, ci + four * NR, ldc, 1, NR, accumulate);
+            }
         }
         if (first < panels) {
             DecodeOps.super.f16WeightProduct(kc, a, aOff, lda, b, bOff + first * bStride, bStride, panels - first,

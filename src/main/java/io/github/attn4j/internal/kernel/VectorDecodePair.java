@@ -8,7 +8,8 @@ import static io.github.attn4j.internal.kernel.VectorWiden.low;
 
 /**
  * The narrow {@link VectorDecodeOps} products for two rows of A: a decode step with two query
- * rows per key/value head (Gemma 2 and 3). The 4-row loops would compute two rows that are never
+ * rows per key/value head (Gemma 2 and 3), and F16 weights under two rows of a projection (two
+ * tokens or conversations decoded at once, {@link #f16Weights}). The 4-row loops would compute two rows that are never
  * stored; these hold two rows of two panels at a time in the same 8 accumulators, widening each
  * panel's B row once for both rows (two broadcasts of A per step). Each element of C is still one
  * chain of fused multiply-adds in increasing p over the same widened B values, so the bits are
@@ -77,6 +78,69 @@ final class VectorDecodePair {
         }
     }
 
+
+    /**
+     * F16 weight panels in column order ({@link DecodeOps#f16WeightProduct}), two rows: every
+     * {@link VectorDecodeRow#F16_DEPTH} steps, the pair's next rows are widened into {@code wide}
+     * by the processor's conversion ({@link HalfFloat#fromF16(short[], int, float[], int, int)}),
+     * then read by both rows' chains, which stay in registers from the first step to the last.
+     * So each chunk is read from memory and widened once for the two rows, where the one-row loop
+     * ({@link VectorDecodeRow#f16Weights}) would do both twice. {@code wide} holds at least
+     * {@code 2 * F16_DEPTH * NR} floats.
+     */
+    static void f16Weights(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int pairs,
+                           float[] c, int cOff, int ldc, boolean accumulate, float[] wide) {
+        int a1 = aOff + lda;
+        int w1 = VectorDecodeRow.F16_DEPTH * NR;
+        for (int g = 0; g < pairs; g++) {
+            int b0 = bOff + 2 * g * bStride, b1 = b0 + bStride;
+            FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S);
+            FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S);
+            FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S);
+            FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S);
+            for (int p0 = 0; p0 < kc; p0 += VectorDecodeRow.F16_DEPTH) {
+                int steps = Math.min(VectorDecodeRow.F16_DEPTH, kc - p0);
+                HalfFloat.fromF16(b, b0 + p0 * NR, wide, 0, steps * NR);
+                HalfFloat.fromF16(b, b1 + p0 * NR, wide, w1, steps * NR);
+                for (int p = 0; p < steps; p++) {
+                    int o = p * NR;
+                    FloatVector x00 = FloatVector.fromArray(S, wide, o);
+                    FloatVector x01 = FloatVector.fromArray(S, wide, o + L);
+                    FloatVector x10 = FloatVector.fromArray(S, wide, w1 + o);
+                    FloatVector x11 = FloatVector.fromArray(S, wide, w1 + o + L);
+                    FloatVector av = FloatVector.broadcast(S, a[aOff + p0 + p]);
+                    c00 = av.fma(x00, c00);
+                    c01 = av.fma(x01, c01);
+                    c10 = av.fma(x10, c10);
+                    c11 = av.fma(x11, c11);
+                    av = FloatVector.broadcast(S, a[a1 + p0 + p]);
+                    c20 = av.fma(x00, c20);
+                    c21 = av.fma(x01, c21);
+                    c30 = av.fma(x10, c30);
+                    c31 = av.fma(x11, c31);
+                }
+            }
+            int ct = cOff + 2 * g * NR, cu = ct + ldc;
+            if (accumulate) {
+                c00 = c00.add(FloatVector.fromArray(S, c, ct));
+                c01 = c01.add(FloatVector.fromArray(S, c, ct + L));
+                c10 = c10.add(FloatVector.fromArray(S, c, ct + NR));
+                c11 = c11.add(FloatVector.fromArray(S, c, ct + NR + L));
+                c20 = c20.add(FloatVector.fromArray(S, c, cu));
+                c21 = c21.add(FloatVector.fromArray(S, c, cu + L));
+                c30 = c30.add(FloatVector.fromArray(S, c, cu + NR));
+                c31 = c31.add(FloatVector.fromArray(S, c, cu + NR + L));
+            }
+            c00.intoArray(c, ct);
+            c01.intoArray(c, ct + L);
+            c10.intoArray(c, ct + NR);
+            c11.intoArray(c, ct + NR + L);
+            c20.intoArray(c, cu);
+            c21.intoArray(c, cu + L);
+            c30.intoArray(c, cu + NR);
+            c31.intoArray(c, cu + NR + L);
+        }
+    }
 
     /** Key panels, as {@link DecodeOps#int8Keys}: per block, a chain over the bytes, then total = fma(part, scales, total) from 0. */
     static void int8Keys(int kc, float[] a, int aOff, int lda, byte[] b, int bOff, int bStride, int pairs,
