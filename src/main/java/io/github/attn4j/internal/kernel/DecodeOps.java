@@ -87,12 +87,21 @@ interface DecodeOps {
                      float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate);
 
     /**
+     * The most rows {@link MacroKernel} gives {@link #f16WeightProduct}; blocks of more rows widen
+     * each group of panels once for the micro-kernel instead. This default (the scalar path):
+     * {@link #PRODUCT_ROWS}.
+     */
+    default int f16WeightRows() {
+        return PRODUCT_ROWS;
+    }
+
+    /**
      * The product over F16 weight panels, whose rows are in column order ({@link Gemm#packWeights};
      * B element {@code (p, j)} of panel {@code t} is {@code b[bOff + t * bStride + p * NR + j]}):
      * the bits of {@link #floatProduct} over the panels widened by
      * {@link HalfFloat#fromF16(short[], int, float[], int, int)}, for at most {@link #PRODUCT_ROWS}
      * rows. The widening, by the processor's conversion, goes through a scratch buffer of this
-     * thread ({@link MacroKernel} gives it one or two rows; more rows widen a group once).
+     * thread ({@link MacroKernel} gives it at most {@link #f16WeightRows} rows).
      *
      * <p>This default is the definition, a panel at a time: each panel widened whole, then
      * {@link #floatProduct} over it. {@link VectorDecodeOps} computes whole groups of panels its

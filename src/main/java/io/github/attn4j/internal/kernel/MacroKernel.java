@@ -17,17 +17,22 @@ final class MacroKernel {
      * hold four panels in eight accumulators), instead of the micro-kernel, which computes six or
      * twelve rows for them and puts more instructions between two cache lines of B, and, for
      * BF16, instead of widening each group of panels first. F16 panels take
-     * {@link DecodeOps#f16WeightProduct} for one or two rows (two rows share each widened chunk);
-     * more rows widen their group once.
+     * {@link DecodeOps#f16WeightProduct} too, whose rows share each widened chunk, for at most
+     * {@link #F16_DECODE_ROWS} rows; more rows widen their group once.
      * Same bits on every path. SideBySide on the Intel core, both orders, E = 4096 (jmh/README.md,
      * "F16 weights through the processor's conversion"): 3 and 4 float32 rows 0.71x the time of
      * the micro-kernel, 3 and 4 BF16 rows 0.56 to 0.66x that of one 16-bit row loop per row;
      * F16 rows by the one-row loop (which widens them again for each row) 1.6 to 1.9x slower
-     * than the group widened once at 3 and 4 rows, and 0.83 to 0.99x at 2; two rows by the
-     * two-row chunk loop 0.74 to 0.78x, three and four rows by it 1.19 to 1.23x
-     * ("Two F16 rows per widened chunk", session 41).
+     * than the group widened once at 3 and 4 rows, and 0.83 to 0.99x at 2; by chunk loops for
+     * two rows 0.74 to 0.78x, for three and four rows 0.72 to 0.84x ("F16 rows per widened
+     * chunk", session 41).
      */
     private static final int DECODE_ROWS = DecodeOps.PRODUCT_ROWS;
+    /**
+     * The same bound for F16 weights, {@link DecodeOps#f16WeightRows}: four rows where the
+     * vector path's four-row chunk loop has its 32 vector registers, else two.
+     */
+    private static final int F16_DECODE_ROWS = Kernels.DECODE.f16WeightRows();
 
     private MacroKernel() {
     }
@@ -38,7 +43,7 @@ final class MacroKernel {
      * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which
      * stay in L2 while every A micro-panel of the block sweeps them.
      *
-     * <p>A block of at most {@link #DECODE_ROWS} rows (two for F16 panels) goes to the decode
+     * <p>A block of at most {@link #DECODE_ROWS} rows ({@link #F16_DECODE_ROWS} for F16 panels) goes to the decode
      * products, which read B where it is packed and widen 16-bit values as they load them. With
      * more rows, 16-bit B panels are widened to float32 into this thread's buffer a group at a
      * time, exactly, so the bits are those of the float32 panels of the same values, and every A
@@ -65,7 +70,7 @@ final class MacroKernel {
         int kc = block.kc();
         PackedMatrix half = block.half();
         PackedMatrix.Format format = half == null ? PackedMatrix.Format.F32 : half.format();
-        boolean decode = mc <= (format == PackedMatrix.Format.F16 ? 2 : DECODE_ROWS);
+        boolean decode = mc <= (format == PackedMatrix.Format.F16 ? F16_DECODE_ROWS : DECODE_ROWS);
         float[] wide = half == null || decode ? null
                 : GemmWorkspace.current().wide(kc * Math.min(nb, Kernels.roundUp(jTo - jFrom, NR)));
         for (int jb = jFrom; jb < jTo; jb += nb) {

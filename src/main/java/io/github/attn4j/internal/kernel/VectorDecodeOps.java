@@ -165,12 +165,38 @@ final class VectorDecodeOps implements DecodeOps {
         }
     }
 
+    /**
+     * Four rows with 32 vector registers ({@link VectorDecodeWide#f16WeightPair}), else two:
+     * pairs of rows, each pair reading the group of panels again, took 1.19 to 1.23x the time of
+     * the micro-kernel over the group widened once at three and four rows, the four-row loop 0.72
+     * to 0.84x (jmh/README.md, "F16 rows per widened chunk").
+     */
+    @Override
+    public int f16WeightRows() {
+        return VectorDecodeWide.FITS ? PRODUCT_ROWS : 2;
+    }
+
     @Override
     public void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                                  float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
         float[] wide = GemmWorkspace.current().wide(4 * VectorDecodeRow.F16_DEPTH * NR);
-        // Rows two at a time, each chunk widened once for both; a last odd row (mr = 1 or 3) in
-        // groups of four panels, and the one pair those leave, if any, panel by panel.
+        if (mr > 2 && VectorDecodeWide.FITS) {
+            float[] out = BLOCK.get();
+            int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
+            int pairs = fullGroups(panels, lastNr, 2);
+            for (int t = 0; t < pairs; t += 2) {
+                int bt = bOff + t * bStride;
+                VectorDecodeWide.f16WeightPair(kc, a, aOff, r1, r2, r3, b, bt, bt + bStride, wide, out);
+                storePair(out, c, cOff + t * NR, ldc, mr, NR, accumulate);
+            }
+            if (pairs < panels) {
+                DecodeOps.super.f16WeightProduct(kc, a, aOff, lda, b, bOff + pairs * bStride, bStride, panels - pairs,
+                        c, cOff + pairs * NR, ldc, mr, lastNr, accumulate);
+            }
+            return;
+        }
+        // Else rows two at a time, each chunk widened once for both; a last odd row (mr = 1 or 3)
+        // in groups of four panels, and the one pair those leave, if any, panel by panel.
         int first = fullGroups(panels, lastNr, mr == 1 ? 4 : 2);
         for (int i = 0; i < mr; i += 2) {
             int ai = aOff + i * lda, ci = cOff + i * ldc;

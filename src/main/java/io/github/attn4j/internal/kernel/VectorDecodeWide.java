@@ -194,4 +194,69 @@ final class VectorDecodeWide {
         c32.intoArray(out, 7 * NR);
         c33.intoArray(out, 7 * NR + L);
     }
+
+    /**
+     * F16 weight panels in column order, three or four rows of a projection: the chunk loop of
+     * {@link VectorDecodeRow#f16Weights} over the two panels at {@code bt} and {@code bu}, every
+     * {@link VectorDecodeRow#F16_DEPTH} steps widened into {@code wide} (at least
+     * {@code 2 * F16_DEPTH * NR} floats) once for all four rows, whose chains stay in registers;
+     * the blocks left in {@code out} as {@link #floatPair} leaves them.
+     */
+    static void f16WeightPair(int kc, float[] a, int r0, int r1, int r2, int r3, short[] b, int bt, int bu,
+                              float[] wide, float[] out) {
+        int w1 = VectorDecodeRow.F16_DEPTH * NR;
+        FloatVector c00 = FloatVector.zero(S), c01 = FloatVector.zero(S), c02 = FloatVector.zero(S), c03 = FloatVector.zero(S);
+        FloatVector c10 = FloatVector.zero(S), c11 = FloatVector.zero(S), c12 = FloatVector.zero(S), c13 = FloatVector.zero(S);
+        FloatVector c20 = FloatVector.zero(S), c21 = FloatVector.zero(S), c22 = FloatVector.zero(S), c23 = FloatVector.zero(S);
+        FloatVector c30 = FloatVector.zero(S), c31 = FloatVector.zero(S), c32 = FloatVector.zero(S), c33 = FloatVector.zero(S);
+        for (int p0 = 0; p0 < kc; p0 += VectorDecodeRow.F16_DEPTH) {
+            int steps = Math.min(VectorDecodeRow.F16_DEPTH, kc - p0);
+            HalfFloat.fromF16(b, bt + p0 * NR, wide, 0, steps * NR);
+            HalfFloat.fromF16(b, bu + p0 * NR, wide, w1, steps * NR);
+            for (int p = 0; p < steps; p++) {
+                int o = p * NR;
+                FloatVector b0 = FloatVector.fromArray(S, wide, o);
+                FloatVector b1 = FloatVector.fromArray(S, wide, o + L);
+                FloatVector b2 = FloatVector.fromArray(S, wide, w1 + o);
+                FloatVector b3 = FloatVector.fromArray(S, wide, w1 + o + L);
+                int q = p0 + p;
+                FloatVector av = FloatVector.broadcast(S, a[r0 + q]);
+                c00 = av.fma(b0, c00);
+                c01 = av.fma(b1, c01);
+                c02 = av.fma(b2, c02);
+                c03 = av.fma(b3, c03);
+                av = FloatVector.broadcast(S, a[r1 + q]);
+                c10 = av.fma(b0, c10);
+                c11 = av.fma(b1, c11);
+                c12 = av.fma(b2, c12);
+                c13 = av.fma(b3, c13);
+                av = FloatVector.broadcast(S, a[r2 + q]);
+                c20 = av.fma(b0, c20);
+                c21 = av.fma(b1, c21);
+                c22 = av.fma(b2, c22);
+                c23 = av.fma(b3, c23);
+                av = FloatVector.broadcast(S, a[r3 + q]);
+                c30 = av.fma(b0, c30);
+                c31 = av.fma(b1, c31);
+                c32 = av.fma(b2, c32);
+                c33 = av.fma(b3, c33);
+            }
+        }
+        c00.intoArray(out, 0);
+        c01.intoArray(out, L);
+        c10.intoArray(out, NR);
+        c11.intoArray(out, NR + L);
+        c20.intoArray(out, 2 * NR);
+        c21.intoArray(out, 2 * NR + L);
+        c30.intoArray(out, 3 * NR);
+        c31.intoArray(out, 3 * NR + L);
+        c02.intoArray(out, 4 * NR);
+        c03.intoArray(out, 4 * NR + L);
+        c12.intoArray(out, 5 * NR);
+        c13.intoArray(out, 5 * NR + L);
+        c22.intoArray(out, 6 * NR);
+        c23.intoArray(out, 6 * NR + L);
+        c32.intoArray(out, 7 * NR);
+        c33.intoArray(out, 7 * NR + L);
+    }
 }
