@@ -25,9 +25,12 @@ import jdk.incubator.vector.VectorSpecies;
  * 1.07x the time of the one-panel blocks in decode steps over 4096 tokens (SideBySide, both
  * orders) and were within the noise over 16384.
  *
- * <p>The three methods differ only in how B is loaded and stay written out, one per kind of
- * panel, for the reasons {@link VectorDecodeBlocks} gives (one method choosing its widening by
- * flags compiled into slower loops, and a helper taking the accumulators boxed them).
+ * <p>The methods differ only in how B is loaded and stay written out, one per kind of panel,
+ * for the reasons {@link VectorDecodeBlocks} gives (one method choosing its widening by flags
+ * compiled into slower loops, and a helper taking the accumulators boxed them). F16 weights
+ * ({@link #f16WeightPair}) are widened a chunk at a time into a buffer that both panels' loads
+ * read; their chains run across chunks, so the loop cannot be {@link #floatPair} over each chunk
+ * without storing and reloading the sixteen accumulators between chunks.
  */
 final class VectorDecodeWide {
     private static final VectorSpecies<Float> S = Vectors.SPECIES;
