@@ -43,12 +43,12 @@ final class MacroKernel {
      * columns: each A micro-panel stays in L1 while it sweeps the B micro-panels of a group, which
      * stay in L2 while every A micro-panel of the block sweeps them.
      *
-     * <p>A block of at most {@link #DECODE_ROWS} rows ({@link #F16_DECODE_ROWS} for F16 panels) goes to the decode
-     * products, which read B where it is packed and widen 16-bit values as they load them. With
-     * more rows, 16-bit B panels are widened to float32 into this thread's buffer a group at a
-     * time, exactly, so the bits are those of the float32 panels of the same values, and every A
-     * micro-panel reuses the group (the widening is one pass against {@code mc} multiply-adds per
-     * element).
+     * <p>A block of at most {@link #DECODE_ROWS} rows ({@link #F16_DECODE_ROWS} for F16 panels)
+     * goes to the decode products, which read B where it is packed and widen 16-bit values as they
+     * load them. With more rows, 16-bit B panels are widened to float32 into this thread's buffer
+     * a group at a time, exactly, so the bits are those of the float32 panels of the same values,
+     * and every A micro-panel reuses the group (the widening is one pass against {@code mc}
+     * multiply-adds per element).
      *
      * <p>{@code depthRows > 0}: the block's full micro-panels of that many rows, and a last one of
      * {@link MicroKernel#depthTailRows()} rows, are packed by depth ({@link Packing#packA}) and go

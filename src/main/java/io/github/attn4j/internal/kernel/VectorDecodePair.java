@@ -9,11 +9,11 @@ import static io.github.attn4j.internal.kernel.VectorWiden.low;
 /**
  * The narrow {@link VectorDecodeOps} products for two rows of A: a decode step with two query
  * rows per key/value head (Gemma 2 and 3), and F16 weights under two rows of a projection (two
- * tokens or conversations decoded at once, {@link #f16Weights}). The 4-row loops would compute two rows that are never
- * stored; these hold two rows of two panels at a time in the same 8 accumulators, widening each
- * panel's B row once for both rows (two broadcasts of A per step). Each element of C is still one
- * chain of fused multiply-adds in increasing p over the same widened B values, so the bits are
- * those of the 4-row loops. Each method covers {@code pairs} pairs of full panels
+ * tokens or conversations decoded at once, {@link #f16Weights}). The 4-row loops would compute
+ * two rows that are never stored; these hold two rows of two panels at a time in the same 8
+ * accumulators, widening each panel's B row once for both rows (two broadcasts of A per step).
+ * Each element of C is still one chain of fused multiply-adds in increasing p over the same
+ * widened B values, so the bits are those of the 4-row loops. Each method covers {@code pairs} pairs of full panels
  * ({@code 2 * pairs} panels from {@code bOff}); row 1 of A is {@code lda} after row 0, row 1 of C
  * {@code ldc} after row 0. As in {@link VectorDecodeRow}, the stores are written out and INT8
  * keys and values have methods of their own: C2 declines to inline larger methods, and what it
