@@ -179,36 +179,25 @@ final class VectorDecodeOps implements DecodeOps {
     @Override
     public void f16WeightProduct(int kc, float[] a, int aOff, int lda, short[] b, int bOff, int bStride, int panels,
                                  float[] c, int cOff, int ldc, int mr, int lastNr, boolean accumulate) {
+        // Each loop widens a chunk of its panels once for all its rows. Three or four rows
+        // without 32 vector registers (never sent by MacroKernel, see f16WeightRows) and the
+        // panels past the loops' groups take the definition.
         float[] wide = GemmWorkspace.current().wide(4 * VectorDecodeRow.F16_DEPTH * NR);
-        if (mr > 2 && VectorDecodeWide.FITS) {
+        int first = 0;
+        if (mr == 1) {
+            first = fullGroups(panels, lastNr, 4);
+            VectorDecodeRow.f16Weights(kc, a, aOff, b, bOff, bStride, first / 4, c, cOff, accumulate, wide);
+        } else if (mr == 2) {
+            first = fullGroups(panels, lastNr, 2);
+            VectorDecodePair.f16Weights(kc, a, aOff, lda, b, bOff, bStride, first / 2, c, cOff, ldc, accumulate, wide);
+        } else if (VectorDecodeWide.FITS) {
+            first = fullGroups(panels, lastNr, 2);
             float[] out = BLOCK.get();
             int r1 = row(aOff, lda, mr, 1), r2 = row(aOff, lda, mr, 2), r3 = row(aOff, lda, mr, 3);
-            int pairs = fullGroups(panels, lastNr, 2);
-            for (int t = 0; t < pairs; t += 2) {
+            for (int t = 0; t < first; t += 2) {
                 int bt = bOff + t * bStride;
                 VectorDecodeWide.f16WeightPair(kc, a, aOff, r1, r2, r3, b, bt, bt + bStride, wide, out);
                 storePair(out, c, cOff + t * NR, ldc, mr, NR, accumulate);
-            }
-            if (pairs < panels) {
-                DecodeOps.super.f16WeightProduct(kc, a, aOff, lda, b, bOff + pairs * bStride, bStride, panels - pairs,
-                        c, cOff + pairs * NR, ldc, mr, lastNr, accumulate);
-            }
-            return;
-        }
-        // Else rows two at a time, each chunk widened once for both; a last odd row (mr = 1 or 3)
-        // in groups of four panels, and the one pair those leave, if any, panel by panel.
-        int first = fullGroups(panels, lastNr, mr == 1 ? 4 : 2);
-        for (int i = 0; i < mr; i += 2) {
-            int ai = aOff + i * lda, ci = cOff + i * ldc;
-            if (i + 1 < mr) {
-                VectorDecodePair.f16Weights(kc, a, ai, lda, b, bOff, bStride, first / 2, c, ci, ldc, accumulate, wide);
-                continue;
-            }
-            int four = first / 4 * 4;
-            VectorDecodeRow.f16Weights(kc, a, ai, b, bOff, bStride, four / 4, c, ci, accumulate, wide);
-            if (four < first) {
-                DecodeOps.super.f16WeightProduct(kc, a, ai, lda, b, bOff + four * bStride, bStride, first - four,
-                        c, ci + four * NR, ldc, 1, NR, accumulate);
             }
         }
         if (first < panels) {
