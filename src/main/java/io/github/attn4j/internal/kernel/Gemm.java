@@ -164,7 +164,8 @@ public final class Gemm {
     static PackedMatrix pack(MatrixView b, Blocking blocking) {
         Objects.requireNonNull(b, "b");
         int kcMax = blocking.kc();
-        PackedMatrix packed = new PackedMatrix(new float[packedSize(b.rows(), b.cols())], b.rows(), b.cols(), kcMax);
+        PackedMatrix packed = new PackedMatrix(new float[packedSize(b.rows(), b.cols())
+                + PackedMatrix.pad(PackedMatrix.Format.F32)], b.rows(), b.cols(), kcMax);
         for (int pc = 0; pc < b.rows(); pc += kcMax) {
             int kc = Math.min(kcMax, b.rows() - pc);
             Packing.packB(b, pc, kc, 0, b.cols(), packed.data(), packed.blockOffset(pc, kc, 0));
@@ -214,8 +215,8 @@ public final class Gemm {
         }
         int size = packedSize(k, n);
         int kcMax = Blocking.DEFAULT.kc();
-        float[] floats = format == PackedMatrix.Format.F32 ? new float[size] : null;
-        short[] halves = floats == null ? new short[size] : null;
+        float[] floats = format == PackedMatrix.Format.F32 ? new float[size + PackedMatrix.pad(format)] : null;
+        short[] halves = floats == null ? new short[size + PackedMatrix.pad(format)] : null;
         PackedMatrix packed = floats != null ? new PackedMatrix(floats, k, (int) n, kcMax)
                 : new PackedMatrix(halves, format, k, (int) n, kcMax);
         float[] line = new float[Math.min(kcMax, k)];
@@ -234,9 +235,10 @@ public final class Gemm {
     /** Elements of the packed layout of a {@code k x n} matrix, checked against the array size limit. */
     private static int packedSize(int k, long n) {
         long size = n > Integer.MAX_VALUE ? Long.MAX_VALUE : PackedMatrix.packedSize(k, (int) n);
-        if (size > Integer.MAX_VALUE - 8) {
+        long max = Integer.MAX_VALUE - 8 - CacheLines.LINE;
+        if (size > max) {
             throw new IllegalArgumentException("b is too large to pack: needs " + size
-                    + " elements (rows * cols rounded up to NR), at most " + (Integer.MAX_VALUE - 8));
+                    + " elements (rows * cols rounded up to NR), at most " + max);
         }
         return (int) size;
     }

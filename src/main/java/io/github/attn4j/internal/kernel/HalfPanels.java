@@ -17,7 +17,7 @@ public final class HalfPanels extends EncodedPanels {
     private final short[] encoded;
 
     private HalfPanels(int d, int dv, int capacity, boolean bf16) {
-        super(d, dv);
+        super(d, dv, Short.BYTES);
         this.bf16 = bf16;
         this.encoded = new short[Math.max(d, dv)];
         allocate(capacity);
@@ -102,7 +102,7 @@ public final class HalfPanels extends EncodedPanels {
 
     @Override
     void decodeKeys(int p0, int panels, float[] dst) {
-        Kernels.DECODE.halfRows(bf16, keyData, p0 * NR * d, dst, 0, panels * d);
+        Kernels.DECODE.halfRows(bf16, keyData, keyIndex(p0 * NR, 0), dst, 0, panels * d);
     }
 
     @Override
@@ -113,7 +113,7 @@ public final class HalfPanels extends EncodedPanels {
     @Override
     void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int sOff, int lds,
                     boolean finite) {
-        Kernels.DECODE.halfProduct(bf16, finite, d, q, qOff, ldq, keyData, p0 * NR * d, NR * d, panels, s, sOff, lds, rows, lastNr, false);
+        Kernels.DECODE.halfProduct(bf16, finite, d, q, qOff, ldq, keyData, keyIndex(p0 * NR, 0), NR * d, panels, s, sOff, lds, rows, lastNr, false);
     }
 
     @Override

@@ -55,7 +55,7 @@ public final class Int8Panels extends EncodedPanels {
      * block per value vector, so that a value panel never straddles two blocks).
      */
     Int8Panels(int d, int dv, int capacity, int block) {
-        super(d, dv);
+        super(d, dv, Byte.BYTES);
         if (block <= 0 || block < dv && block % NR != 0) {
             throw new IllegalArgumentException("block: expected a multiple of NR = " + NR + " or at least dv = " + dv + ", got " + block);
         }
@@ -121,7 +121,7 @@ public final class Int8Panels extends EncodedPanels {
     @Override
     void decodeKeys(int p0, int panels, float[] dst) {
         for (int p = 0; p < panels; p++) {
-            int from = (p0 + p) * NR * d;
+            int from = keyIndex((p0 + p) * NR, 0);
             for (int k = 0; k < keyBlocks; k++) {
                 int c0 = k * block;
                 int rows = Math.min(d, c0 + block) - c0;
@@ -140,7 +140,7 @@ public final class Int8Panels extends EncodedPanels {
     @Override
     void keyProduct(float[] q, int qOff, int ldq, int rows, int p0, int panels, int lastNr, float[] s, int sOff, int lds,
                     boolean finite) {
-        Kernels.DECODE.int8Keys(d, q, qOff, ldq, keyData, p0 * NR * d, NR * d, panels, keyScales, p0 * keyBlocks * NR, keyBlocks * NR,
+        Kernels.DECODE.int8Keys(d, q, qOff, ldq, keyData, keyIndex(p0 * NR, 0), NR * d, panels, keyScales, p0 * keyBlocks * NR, keyBlocks * NR,
                 block, s, sOff, lds, rows, lastNr);
     }
 

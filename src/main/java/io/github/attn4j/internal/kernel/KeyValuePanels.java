@@ -26,7 +26,7 @@ public final class KeyValuePanels extends KeyValueSource {
      * {@code capacity} keys before they grow.
      */
     public KeyValuePanels(int d, int dv, int capacity) {
-        super(d, dv);
+        super(d, dv, Float.BYTES);
         allocate(Math.max(capacity, 0));
     }
 

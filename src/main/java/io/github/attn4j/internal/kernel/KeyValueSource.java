@@ -14,14 +14,15 @@ import java.util.Arrays;
  * <p>Every storage type keeps its elements at the same indices ({@link #keyIndex},
  * {@link #valueIndex}), in arrays of its own element type:
  * <ul>
- *   <li>Keys: panel {@code j / NR} of NR keys starts at {@code (j / NR) * NR * d}; depth
+ *   <li>Keys: panel {@code j / NR} of NR keys starts at {@code start + (j / NR) * NR * d}; depth
  *       {@code c} of key {@code j} is at {@code + c * NR + j % NR} (Kᵀ as a B operand).</li>
  *   <li>Values: chunk {@code j / BK} of {@link AttentionKernel#BK} keys starts at
- *       {@code (j / BK) * BK * dvPad} and holds its column panels one after another, each
+ *       {@code start + (j / BK) * BK * dvPad} and holds its column panels one after another, each
  *       {@link #VALUE_PANEL} long: column {@code c} of value {@code j} is at
  *       {@code + (c / NR) * VALUE_PANEL + (j % BK) * NR + c % NR} (V as a B operand), zero past
  *       {@code dv}.</li>
  * </ul>
+ * ({@link #start} is 0 unless arrays are placed on cache lines: {@link CacheLines}.)
  * So a decode step's key and value tiles are each one contiguous run of memory, and growing
  * the capacity never moves an element. Values were once laid out as whole column panels
  * ({@code (c / NR) * NR * capacity + j * NR}): a value tile was then {@code dvPad / NR} runs of
@@ -42,10 +43,18 @@ public abstract class KeyValueSource {
     /** Elements from one column panel of a value tile to the next: BK keys of NR columns. */
     static final int VALUE_PANEL = AttentionKernel.BK * Kernels.NR;
 
-    KeyValueSource(int d, int dv) {
+    /**
+     * Index of the first element of the key and value arrays ({@link CacheLines#pad}, 0 unless
+     * arrays are placed on cache lines): every key panel and value tile then starts a line.
+     */
+    final int start;
+
+    /** Sources of keys of width {@code d} and values of width {@code dv} held in elements of {@code elementBytes} bytes. */
+    KeyValueSource(int d, int dv, int elementBytes) {
         this.d = d;
         this.dv = dv;
         this.dvPad = paddedWidth(dv);
+        this.start = CacheLines.pad(elementBytes);
     }
 
     /** {@code dv} rounded up to a multiple of NR, at least NR: the columns a value product writes. */
@@ -55,33 +64,35 @@ public abstract class KeyValueSource {
 
     /** Index of depth {@code c} of key {@code j}. */
     final int keyIndex(int j, int c) {
-        return j / Kernels.NR * Kernels.NR * d + c * Kernels.NR + j % Kernels.NR;
+        return start + j / Kernels.NR * Kernels.NR * d + c * Kernels.NR + j % Kernels.NR;
     }
 
     /** Index of column {@code c} of value {@code j}. */
     final int valueIndex(int j, int c) {
         int bk = AttentionKernel.BK;
-        return j / bk * bk * dvPad + c / Kernels.NR * VALUE_PANEL + j % bk * Kernels.NR + c % Kernels.NR;
+        return start + j / bk * bk * dvPad + c / Kernels.NR * VALUE_PANEL + j % bk * Kernels.NR + c % Kernels.NR;
     }
 
-    /** Elements of a key array for {@code capacity} keys: whole panels of NR keys. */
+    /** Elements of a key array for {@code capacity} keys: whole panels of NR keys after {@link #start}. */
     final int keyLength(int capacity) {
-        return Kernels.roundUp(capacity, Kernels.NR) * d;
+        return start + Kernels.roundUp(capacity, Kernels.NR) * d;
     }
 
-    /** Elements of a value array for {@code capacity} keys: whole chunks of BK keys. */
+    /** Elements of a value array for {@code capacity} keys: whole chunks of BK keys after {@link #start}. */
     final int valueLength(int capacity) {
-        return Kernels.roundUp(capacity, AttentionKernel.BK) * dvPad;
+        return start + Kernels.roundUp(capacity, AttentionKernel.BK) * dvPad;
     }
 
     /**
      * The largest capacity whose key and value arrays stay within {@code maxArray} elements
-     * each: keys take whole panels of NR keys, values whole chunks of BK.
+     * each: keys take whole panels of NR keys, values whole chunks of BK, both after a
+     * {@link #start} of up to a cache line's elements.
      */
     public static int maxCapacity(int d, int dv, int maxArray) {
         int dvPad = paddedWidth(dv);
-        int keysFit = maxArray / Math.max(d, 1) / Kernels.NR * Kernels.NR;
-        int valuesFit = maxArray / dvPad / AttentionKernel.BK * AttentionKernel.BK;
+        int room = Math.max(0, maxArray - CacheLines.LINE);
+        int keysFit = room / Math.max(d, 1) / Kernels.NR * Kernels.NR;
+        int valuesFit = room / dvPad / AttentionKernel.BK * AttentionKernel.BK;
         return Math.min(keysFit, valuesFit);
     }
 

@@ -24,6 +24,9 @@ package io.github.attn4j.internal.kernel;
  * {@link Gemm} as it reads them, so a product with a 16-bit matrix has the bits of the product
  * with the float32 matrix of the same (rounded) values.
  *
+ * <p>The first block starts {@link #pad(Format)} elements into the array (0 unless arrays are
+ * placed on cache lines: {@link CacheLines}), so that every panel starts a cache line when they can.
+ *
  * <p>Instances are immutable (the array is never exposed nor written after construction) and can
  * be shared freely between threads.
  */
@@ -49,6 +52,8 @@ public final class PackedMatrix {
     private final int paddedCols;
     /** Column of the packed layout where this matrix's column 0 lies (0 unless a column view). */
     private final int firstColumn;
+    /** Index of the first element of the packed layout: {@link #pad(Format)}. */
+    private final int start;
 
     PackedMatrix(float[] data, int rows, int cols, int kc) {
         this(data, null, Format.F32, rows, cols, kc, (int) Math.min(Integer.MAX_VALUE, paddedCols(cols)), 0);
@@ -69,6 +74,7 @@ public final class PackedMatrix {
         this.kc = kc;
         this.paddedCols = paddedCols;
         this.firstColumn = firstColumn;
+        this.start = pad(format);
     }
 
     /** Width of the packed panels: a {@linkplain #columns column view} starts at a multiple of it. */
@@ -121,6 +127,14 @@ public final class PackedMatrix {
         return (long) rows * paddedCols(cols);
     }
 
+    /**
+     * Elements before the packed layout in an array of {@code format} ({@link CacheLines#pad}):
+     * arrays are allocated this much longer than {@link #packedSize}.
+     */
+    static int pad(Format format) {
+        return CacheLines.pad(format == Format.F32 ? Float.BYTES : Short.BYTES);
+    }
+
     private static long paddedCols(int cols) {
         return ((long) cols + Kernels.NR - 1) / Kernels.NR * Kernels.NR;
     }
@@ -130,7 +144,7 @@ public final class PackedMatrix {
      * columns starting at {@code jc} (a multiple of NR).
      */
     int blockOffset(int pc, int blockDepth, int jc) {
-        return pc * paddedCols + (firstColumn + jc) * blockDepth;
+        return start + pc * paddedCols + (firstColumn + jc) * blockDepth;
     }
 
     /** The packed floats, null for 16-bit panels; package-private, never written after construction. */

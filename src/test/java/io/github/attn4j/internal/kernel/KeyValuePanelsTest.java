@@ -67,10 +67,12 @@ class KeyValuePanelsTest {
                 int maxArray = 1 << 20;
                 int max = KeyValueSource.maxCapacity(d, dv, maxArray);
                 int dvPad = Math.max(NR, Kernels.roundUp(dv, NR));
-                assertTrue(Kernels.roundUp(max, NR) * (long) d <= maxArray && Kernels.roundUp(max, BK) * (long) dvPad <= maxArray,
+                // Room is kept for a pad of up to a cache line's elements before the panels.
+                int room = maxArray - CacheLines.LINE;
+                assertTrue(Kernels.roundUp(max, NR) * (long) d <= room && Kernels.roundUp(max, BK) * (long) dvPad <= room,
                         d + "/" + dv + ": " + max);
                 int next = max + BK;
-                assertTrue(Kernels.roundUp(next, NR) * (long) d > maxArray || Kernels.roundUp(next, BK) * (long) dvPad > maxArray,
+                assertTrue(Kernels.roundUp(next, NR) * (long) d > room || Kernels.roundUp(next, BK) * (long) dvPad > room,
                         d + "/" + dv + ": " + max);
             }
         }
