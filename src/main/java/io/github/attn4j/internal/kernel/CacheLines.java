@@ -8,7 +8,7 @@ import java.lang.management.ManagementFactory;
  *
  * <p>The micro-kernels load each step's B values as whole vectors; a 512-bit load that starts off
  * a cache line reads two lines, and on an Intel Xeon (Emerald Rapids) that made the GEMM 6 to 11%
- * slower and the attention core 4 to 7% (jmh/README.md, "Panels on cache lines"). HotSpot places
+ * slower and the attention core 4 to 10% (jmh/README.md, "Panels on cache lines"). HotSpot places
  * objects {@code -XX:ObjectAlignmentInBytes} apart (8 by default), so where an array's elements
  * start within a line is unknown to Java code. With {@code -XX:ObjectAlignmentInBytes=64} (or a
  * larger multiple of 64) every array starts on a line and its elements {@link #BASE} bytes after

@@ -11,8 +11,12 @@ final class GemmWorkspace {
 
     private float[] a = new float[0];
     private float[] b = new float[0];
-    /** 16-bit B panels widened to float32: at most {@code KC x NB} floats. */
+    /**
+     * 16-bit B panels widened to float32: at most {@code KC x NB} floats, from index
+     * {@link #WIDE_START} (a panel then starts a cache line where arrays are placed on lines).
+     */
     private float[] wide = new float[0];
+    static final int WIDE_START = CacheLines.pad(Float.BYTES);
     private final BlockOfB block = new BlockOfB();
 
     /** The calling thread's workspace. */
@@ -25,9 +29,10 @@ final class GemmWorkspace {
         return block;
     }
 
+    /** The widening buffer, with room for {@code size} floats from {@link #WIDE_START}. */
     float[] wide(int size) {
-        if (wide.length < size) {
-            wide = new float[size];
+        if (wide.length < WIDE_START + size) {
+            wide = new float[WIDE_START + size];
         }
         return wide;
     }

@@ -78,9 +78,9 @@ final class MacroKernel {
             float[] b = block.data();
             int bBase = block.offset();
             if (wide != null) {
-                half.widen(block.offset() + jb * kc, wide, Kernels.roundUp(jbEnd - jb, NR) * kc);
+                half.widen(block.offset() + jb * kc, wide, GemmWorkspace.WIDE_START, Kernels.roundUp(jbEnd - jb, NR) * kc);
                 b = wide;
-                bBase = -jb * kc;
+                bBase = GemmWorkspace.WIDE_START - jb * kc;
             }
             int panels = (jbEnd - jb + NR - 1) / NR;
             int lastNr = jbEnd - jb - (panels - 1) * NR;

@@ -159,14 +159,14 @@ public final class PackedMatrix {
 
     /**
      * Widens the {@code n} 16-bit elements from index {@code from} of the packed layout to
-     * float32 at the start of {@code dst} (exact; BF16 rows put back in column order); only for
+     * float32 at {@code dst[dOff]} (exact; BF16 rows put back in column order); only for
      * F16 and BF16 panels, {@code from} and {@code n} multiples of {@link Kernels#NR}.
      */
-    void widen(int from, float[] dst, int n) {
+    void widen(int from, float[] dst, int dOff, int n) {
         if (format == Format.F16) {
-            HalfFloat.fromF16(half, from, dst, 0, n);
+            HalfFloat.fromF16(half, from, dst, dOff, n);
         } else {
-            Kernels.DECODE.halfRows(true, half, from, dst, 0, n / Kernels.NR);
+            Kernels.DECODE.halfRows(true, half, from, dst, dOff, n / Kernels.NR);
         }
     }
 
