@@ -14,7 +14,9 @@ import java.lang.management.ManagementFactory;
  * larger multiple of 64) every array starts on a line and its elements {@link #BASE} bytes after
  * it, the array header: 16 bytes, 12 with {@code -XX:+UseCompactObjectHeaders}, 20 with
  * {@code -XX:-UseCompressedClassPointers}, for elements of up to four bytes. Then the owners of
- * panels (packed weights, key/value panels) begin their first panel {@link #pad} elements in.
+ * panels (packed weights, key/value panels, the GEMM's widened groups of 16-bit weights) begin
+ * their first panel {@link #pad} elements in. The attention core's query and score tiles are not
+ * padded.
  * Otherwise, and on a JVM that does not report those flags, the pad is 0 and nothing changes.
  *
  * <p>Only where data sits changes, never the arithmetic, so results are the same bits either way.
