@@ -105,6 +105,7 @@ class GridReportTest {
         assertEquals(292_144, mha.allocBytes(), "the median iteration, not the mean");
         assertEquals("25.0.3", mha.jdk());
         assertEquals("1 fork, 3 warm-up and 5 measured iterations of 1 s", mha.settings());
+        assertEquals("", mha.flags(), "no -XX: options among the fork's arguments");
         assertTrue(Double.isNaN(results.get(5).allocBytes()), "no -prof gc, no allocation figure");
         assertThrows(IllegalStateException.class, fma::millis);
         assertThrows(IllegalArgumentException.class, () -> GridResults.parse("{\"benchmark\": \"x\"}"));
@@ -157,6 +158,18 @@ class GridReportTest {
         assertEquals(spliced, GridReport.splice(spliced, "new table"), "splicing twice changes nothing");
         assertThrows(IllegalArgumentException.class, () -> GridReport.splice("no markers", "x"));
         assertThrows(IllegalArgumentException.class, () -> GridReport.splice(GridReport.END + GridReport.BEGIN, "x"));
+    }
+
+    @Test
+    void reportsNameTheForksXxOptions() {
+        String json = json().replace("\"jvmArgs\": [\"--add-modules=jdk.incubator.vector\",",
+                "\"jvmArgs\": [\"-XX:ObjectAlignmentInBytes=64\", \"-Xmx4g\", \"--add-modules=jdk.incubator.vector\",");
+        List<GridResults.Result> results = GridResults.parse(json);
+        assertEquals("-XX:ObjectAlignmentInBytes=64", results.get(2).flags());
+        assertTrue(GridReport.peerTable(results, FLOPS_PER_FMA).contains(
+                "16 flops per vector FMA, JDK 25.0.3, JVM options `-XX:ObjectAlignmentInBytes=64`)."), "peer table header");
+        assertTrue(GridReport.markdown(results, FLOPS_PER_FMA).contains(
+                "JDK 25.0.3, JVM options `-XX:ObjectAlignmentInBytes=64`. Each point:"), "tables' header");
     }
 
     @Test

@@ -46,8 +46,10 @@ import java.util.Map;
  * masks=none,causal,padding threads=1,2 encoders=32x128x384x12,4x512x768x12
  * encoderMasks=none,padding headWidths=64,32 peer=true warmup=5 iterations=5 time=1
  * out=jmh/results/grid.json table=jmh/results/grid.md chart=jmh/results/grid.svg
- * readme=jmh/README.md summary=README.md}; an empty list ({@code encoders=}) skips that part, {@code peer=false}
- * skips ONNX Runtime, {@code time} is seconds per iteration, and relative paths resolve against
+ * readme=jmh/README.md summary=README.md jvmArgs=}; an empty list ({@code encoders=}) skips that part, {@code peer=false}
+ * skips ONNX Runtime, {@code time} is seconds per iteration, {@code jvmArgs} is a comma-separated
+ * list of options put before every fork's own (for example {@code -XX:ObjectAlignmentInBytes=64};
+ * the reports name the {@code -XX:} ones), and relative paths resolve against
  * the working directory (the project root under {@code mvn -Pbench package}). Every point runs in
  * its own fork; a point slower than {@code time} runs one call per iteration.
  */
@@ -78,6 +80,7 @@ public final class Grid {
         defaults.put("chart", "jmh/results/grid.svg");
         defaults.put("readme", "jmh/README.md");
         defaults.put("summary", "README.md");
+        defaults.put("jvmArgs", "");
         Map<String, String> opt = KeyValueArgs.parse(args, defaults);
         boolean peer = switch (opt.get("peer")) {
             case "true" -> true;
@@ -159,6 +162,7 @@ public final class Grid {
     private static ChainedOptionsBuilder common(Map<String, String> opt) {
         TimeValue time = TimeValue.seconds(Long.parseLong(opt.get("time")));
         return new OptionsBuilder()
+                .jvmArgsPrepend(list(opt, "jvmArgs"))
                 .warmupIterations(Integer.parseInt(opt.get("warmup")))
                 .measurementIterations(Integer.parseInt(opt.get("iterations")))
                 .warmupTime(time)

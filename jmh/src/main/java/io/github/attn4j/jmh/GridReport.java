@@ -158,8 +158,8 @@ public final class GridReport {
                 + "flops against the FMA ceiling of the same run (");
         sb.append(String.join(", ", threads.stream().map(t -> String.format(Locale.ROOT, "%.1f GFLOP/s on %d thread%s",
                 ceiling(results, t, flopsPerFma), t, t == 1 ? "" : "s")).toList()));
-        sb.append(String.format(Locale.ROOT, "; %.0f flops per vector FMA, JDK %s).%n%n| B, L, E, H | mask |",
-                flopsPerFma, results.getFirst().jdk()));
+        sb.append(String.format(Locale.ROOT, "; %.0f flops per vector FMA, JDK %s%s).%n%n| B, L, E, H | mask |",
+                flopsPerFma, results.getFirst().jdk(), flags(results)));
         threads.forEach(t -> sb.append(" ratio, ").append(t).append(t == 1 ? " thread |" : " threads |"));
         threads.forEach(t -> sb.append(" share, ").append(t).append(t == 1 ? " thread |" : " threads |"));
         sb.append("\n| --- | --- |").append(" ---: |".repeat(2 * threads.size())).append('\n');
@@ -183,6 +183,15 @@ public final class GridReport {
         return sb.toString();
     }
 
+    /**
+     * {@code ", JVM options X"} for the {@code -XX:} options the runs' forks had (the grid's
+     * {@code jvmArgs}; each distinct set, joined by "; "), or {@code ""} when they had none.
+     */
+    static String flags(List<GridResults.Result> results) {
+        String sets = String.join("; ", results.stream().map(GridResults.Result::flags).filter(f -> !f.isEmpty()).distinct().toList());
+        return sets.isEmpty() ? "" : ", JVM options `" + sets + "`";
+    }
+
     /** The FMA ceiling in GFLOP/s on {@code threads} JMH threads, NaN if it did not run. */
     static double ceiling(List<GridResults.Result> results, int threads, double flopsPerFma) {
         return results.stream().filter(r -> r.benchmark().equals(FMA) && r.threads() == threads)
@@ -198,8 +207,8 @@ public final class GridReport {
         for (int t : threadCounts) {
             sb.append(String.format(Locale.ROOT, " %.1f GFLOP/s on %d thread%s;", ceiling(results, t, flopsPerFma), t, t == 1 ? "" : "s"));
         }
-        sb.append(String.format(Locale.ROOT, " %.0f flops per vector FMA, JDK %s. Each point: %s.%n",
-                flopsPerFma, results.isEmpty() ? "?" : results.getFirst().jdk(),
+        sb.append(String.format(Locale.ROOT, " %.0f flops per vector FMA, JDK %s%s. Each point: %s.%n",
+                flopsPerFma, results.isEmpty() ? "?" : results.getFirst().jdk(), flags(results),
                 String.join("; ", results.stream().map(GridResults.Result::settings).distinct().toList())));
 
         List<GridResults.Result> mha = of(results, MHA);

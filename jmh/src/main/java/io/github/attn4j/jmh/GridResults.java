@@ -30,9 +30,11 @@ final class GridResults {
      *                   (the mean when the file has no percentiles), NaN without {@code -prof gc}
      * @param jdk        the JDK version the run's fork reported
      * @param settings   forks and iterations, e.g. {@code 1 fork, 3 warm-up and 5 measured iterations of 1 s}
+     * @param flags      the fork's {@code -XX:} options, space-separated ({@code ""} for none), e.g.
+     *                   {@code -XX:ObjectAlignmentInBytes=64} from the grid's {@code jvmArgs}
      */
     record Result(String benchmark, int threads, Map<String, String> params, double median, String unit, double allocBytes,
-                  String jdk, String settings) {
+                  String jdk, String settings, String flags) {
         /** The parameter {@code name} as an int. */
         int intParam(String name) {
             String v = params.get(name);
@@ -80,7 +82,7 @@ final class GridResults {
             }
             results.add(new Result(name.substring(dot + 1), (int) number(r.get("threads"), "threads"), Map.copyOf(params),
                     number(percentiles.get("50.0"), "the median (scorePercentiles 50.0)"),
-                    string(primary.get("scoreUnit"), "scoreUnit"), alloc, String.valueOf(r.get("jdkVersion")), settings(r)));
+                    string(primary.get("scoreUnit"), "scoreUnit"), alloc, String.valueOf(r.get("jdkVersion")), settings(r), flags(r)));
         }
         return results;
     }
@@ -94,6 +96,19 @@ final class GridResults {
         return forks + (forks == 1 ? " fork, " : " forks, ") + warmup + " warm-up"
                 + (warmupTime.equals(time) ? "" : " iterations of " + warmupTime) + " and " + measured
                 + " measured iteration" + (measured == 1 ? "" : "s") + " of " + time;
+    }
+
+    /** The {@code -XX:} options among the run's {@code jvmArgs}, space-separated. */
+    private static String flags(Map<?, ?> r) {
+        List<String> flags = new ArrayList<>();
+        if (r.get("jvmArgs") instanceof List<?> args) {
+            for (Object a : args) {
+                if (a instanceof String s && s.startsWith("-XX:")) {
+                    flags.add(s);
+                }
+            }
+        }
+        return String.join(" ", flags);
     }
 
     private static Map<?, ?> map(Object o, String what) {
