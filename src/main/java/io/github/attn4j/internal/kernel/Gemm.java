@@ -164,8 +164,9 @@ public final class Gemm {
     static PackedMatrix pack(MatrixView b, Blocking blocking) {
         Objects.requireNonNull(b, "b");
         int kcMax = blocking.kc();
-        PackedMatrix packed = new PackedMatrix(new float[packedSize(b.rows(), b.cols())
-                + PackedMatrix.pad(PackedMatrix.Format.F32)], b.rows(), b.cols(), kcMax);
+        int size = packedSize(b.rows(), b.cols());
+        PackedMatrix packed = new PackedMatrix(new float[size + PackedMatrix.pad(PackedMatrix.Format.F32, size)],
+                b.rows(), b.cols(), kcMax);
         for (int pc = 0; pc < b.rows(); pc += kcMax) {
             int kc = Math.min(kcMax, b.rows() - pc);
             Packing.packB(b, pc, kc, 0, b.cols(), packed.data(), packed.blockOffset(pc, kc, 0));
@@ -215,8 +216,8 @@ public final class Gemm {
         }
         int size = packedSize(k, n);
         int kcMax = Blocking.DEFAULT.kc();
-        float[] floats = format == PackedMatrix.Format.F32 ? new float[size + PackedMatrix.pad(format)] : null;
-        short[] halves = floats == null ? new short[size + PackedMatrix.pad(format)] : null;
+        float[] floats = format == PackedMatrix.Format.F32 ? new float[size + PackedMatrix.pad(format, size)] : null;
+        short[] halves = floats == null ? new short[size + PackedMatrix.pad(format, size)] : null;
         PackedMatrix packed = floats != null ? new PackedMatrix(floats, k, (int) n, kcMax)
                 : new PackedMatrix(halves, format, k, (int) n, kcMax);
         float[] line = new float[Math.min(kcMax, k)];

@@ -24,7 +24,7 @@ package io.github.attn4j.internal.kernel;
  * {@link Gemm} as it reads them, so a product with a 16-bit matrix has the bits of the product
  * with the float32 matrix of the same (rounded) values.
  *
- * <p>The first block starts {@link #pad(Format)} elements into the array (0 unless arrays are
+ * <p>The first block starts {@link #pad(Format, long)} elements into the array (0 unless arrays are
  * placed on cache lines: {@link CacheLines}), so that every panel starts a cache line when they can.
  *
  * <p>Instances are immutable (the array is never exposed nor written after construction) and can
@@ -52,7 +52,7 @@ public final class PackedMatrix {
     private final int paddedCols;
     /** Column of the packed layout where this matrix's column 0 lies (0 unless a column view). */
     private final int firstColumn;
-    /** Index of the first element of the packed layout: {@link #pad(Format)}. */
+    /** Index of the first element of the packed layout: {@link #pad(Format, long)}. */
     private final int start;
 
     PackedMatrix(float[] data, int rows, int cols, int kc) {
@@ -74,7 +74,7 @@ public final class PackedMatrix {
         this.kc = kc;
         this.paddedCols = paddedCols;
         this.firstColumn = firstColumn;
-        this.start = pad(format);
+        this.start = pad(format, (long) rows * paddedCols);
     }
 
     /** Width of the packed panels: a {@linkplain #columns column view} starts at a multiple of it. */
@@ -128,11 +128,11 @@ public final class PackedMatrix {
     }
 
     /**
-     * Elements before the packed layout in an array of {@code format} ({@link CacheLines#pad}):
-     * arrays are allocated this much longer than {@link #packedSize}.
+     * Elements before the packed layout of {@code size} elements ({@link #packedSize}) in an array
+     * of {@code format} ({@link CacheLines#pad(int, long)}): arrays are allocated this much longer.
      */
-    static int pad(Format format) {
-        return CacheLines.pad(format == Format.F32 ? Float.BYTES : Short.BYTES);
+    static int pad(Format format, long size) {
+        return CacheLines.pad(format == Format.F32 ? Float.BYTES : Short.BYTES, size);
     }
 
     private static long paddedCols(int cols) {
