@@ -18,12 +18,12 @@ import java.lang.management.ManagementFactory;
  *   <li>G1, the default collector, allocates an object larger than half a heap region
  *       ({@code G1HeapRegionSize}) as a humongous object, which starts a region and is never
  *       moved to the middle of one ({@link #pad(int, long)}, for arrays that large: packed
- *       weights of a few MiB and more).</li>
+ *       weights of a few MiB and more, caches created for a few thousand tokens).</li>
  * </ul>
  * Otherwise (HotSpot places objects 8 bytes apart by default), and on a JVM that does not report
- * these flags, the pad is 0. The owners of panels (packed weights, key/value panels, the GEMM's
- * widened groups of 16-bit weights) begin their first panel that many elements in; the attention
- * core's query and score tiles are not padded.
+ * these flags, the pad is 0. The owners of panels (packed weights, key/value panels by the size
+ * of their first arrays, the GEMM's widened groups of 16-bit weights) begin their first panel
+ * that many elements in; the attention core's query and score tiles are not padded.
  *
  * <p>Only where data sits changes, never the arithmetic, so results are the same bits either way.
  */

@@ -33,8 +33,8 @@ abstract class EncodedPanels extends KeyValueSource {
      */
     boolean[] nonFiniteKeyTiles = new boolean[0];
 
-    EncodedPanels(int d, int dv, int elementBytes) {
-        super(d, dv, elementBytes);
+    EncodedPanels(int d, int dv, int elementBytes, int capacity) {
+        super(d, dv, elementBytes, capacity);
     }
 
     /** Allocates arrays for {@code newCapacity} keys and copies the {@link #keys} held into them ({@link #copyHeld}). */

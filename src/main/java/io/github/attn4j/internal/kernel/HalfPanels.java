@@ -17,7 +17,7 @@ public final class HalfPanels extends EncodedPanels {
     private final short[] encoded;
 
     private HalfPanels(int d, int dv, int capacity, boolean bf16) {
-        super(d, dv, Short.BYTES);
+        super(d, dv, Short.BYTES, capacity);
         this.bf16 = bf16;
         this.encoded = new short[Math.max(d, dv)];
         allocate(capacity);

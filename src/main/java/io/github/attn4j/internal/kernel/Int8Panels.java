@@ -55,7 +55,7 @@ public final class Int8Panels extends EncodedPanels {
      * block per value vector, so that a value panel never straddles two blocks).
      */
     Int8Panels(int d, int dv, int capacity, int block) {
-        super(d, dv, Byte.BYTES);
+        super(d, dv, Byte.BYTES, capacity);
         if (block <= 0 || block < dv && block % NR != 0) {
             throw new IllegalArgumentException("block: expected a multiple of NR = " + NR + " or at least dv = " + dv + ", got " + block);
         }

@@ -26,7 +26,7 @@ public final class KeyValuePanels extends KeyValueSource {
      * {@code capacity} keys before they grow.
      */
     public KeyValuePanels(int d, int dv, int capacity) {
-        super(d, dv, Float.BYTES);
+        super(d, dv, Float.BYTES, capacity);
         allocate(Math.max(capacity, 0));
     }
 

@@ -44,17 +44,24 @@ public abstract class KeyValueSource {
     static final int VALUE_PANEL = AttentionKernel.BK * Kernels.NR;
 
     /**
-     * Index of the first element of the key and value arrays ({@link CacheLines#pad}, 0 unless
-     * arrays are placed on cache lines): every key panel and value tile then starts a line.
+     * Index of the first element of the key and value arrays ({@link CacheLines#pad(int, long)}
+     * for the arrays of the first capacity; 0 unless the JVM places them on cache lines): every
+     * key panel and value tile then starts a line. It stays when the arrays grow.
      */
     final int start;
 
-    /** Sources of keys of width {@code d} and values of width {@code dv} held in elements of {@code elementBytes} bytes. */
-    KeyValueSource(int d, int dv, int elementBytes) {
+    /**
+     * Sources of keys of width {@code d} and values of width {@code dv} held in elements of
+     * {@code elementBytes} bytes, in arrays allocated first for {@code capacity} keys.
+     */
+    KeyValueSource(int d, int dv, int elementBytes, int capacity) {
         this.d = d;
         this.dv = dv;
         this.dvPad = paddedWidth(dv);
-        this.start = CacheLines.pad(elementBytes);
+        int keys = Math.max(capacity, 0);
+        long smaller = Math.min((long) Kernels.roundUp(keys, Kernels.NR) * d,
+                (long) Kernels.roundUp(keys, AttentionKernel.BK) * dvPad);
+        this.start = CacheLines.pad(elementBytes, smaller);
     }
 
     /** {@code dv} rounded up to a multiple of NR, at least NR: the columns a value product writes. */

@@ -73,5 +73,12 @@ class CacheLinesTest {
         KeyValuePanels panels = new KeyValuePanels(8, 8, 64);
         assertEquals(pad, panels.keyIndex(0, 0), "first key");
         assertEquals(pad, panels.valueIndex(0, 0), "first value");
+        // 8192 keys of 128: 4 MiB arrays, humongous under G1 with regions of up to 8 MiB.
+        KeyValuePanels large = new KeyValuePanels(128, 128, 8192);
+        int lead = ON_LINES || G1 ? (64 - HEADER) / 4 : 0;
+        assertEquals(lead, large.keyIndex(0, 0), "first key of a large cache, G1 " + G1);
+        assertEquals(lead, large.valueIndex(0, 0), "first value of a large cache");
+        assertEquals(ON_LINES || G1 ? (64 - HEADER) / 2 : 0, HalfPanels.bf16(128, 128, 8192).keyIndex(0, 0), "BF16 panels");
+        assertEquals(ON_LINES || G1 ? 64 - HEADER : 0, new Int8Panels(128, 128, 8192).keyIndex(0, 0), "INT8 panels");
     }
 }

@@ -49,8 +49,9 @@ class EncodedPanelsTest {
                     int d = WIDTHS[random.nextInt(WIDTHS.length)], dv = WIDTHS[random.nextInt(WIDTHS.length)];
                     int block = format == 3 ? Math.max(d, dv) : StoredValues.INT8_BLOCK;
                     Precision precision = FORMATS[format];
-                    EncodedPanels narrow = narrow(format, d, dv, random.nextInt(50));
-                    KeyValuePanels wide = new KeyValuePanels(d, dv, random.nextInt(50));
+                    // Now and then first capacities whose arrays are G1 humongous objects (padded).
+                    EncodedPanels narrow = narrow(format, d, dv, random.nextInt(5) == 0 ? 8192 : random.nextInt(50));
+                    KeyValuePanels wide = new KeyValuePanels(d, dv, random.nextInt(5) == 0 ? 8192 : random.nextInt(50));
                     int steps = 1 + random.nextInt(6);
                     for (int step = 0; step < steps; step++) {
                         int count = random.nextInt(total + 1);
