@@ -164,9 +164,8 @@ public final class Gemm {
     static PackedMatrix pack(MatrixView b, Blocking blocking) {
         Objects.requireNonNull(b, "b");
         int kcMax = blocking.kc();
-        int size = packedSize(b.rows(), b.cols());
-        PackedMatrix packed = new PackedMatrix(new float[size + PackedMatrix.pad(PackedMatrix.Format.F32, size)],
-                b.rows(), b.cols(), kcMax);
+        checkPackedSize(b.rows(), b.cols());
+        PackedMatrix packed = PackedMatrix.allocate(PackedMatrix.Format.F32, b.rows(), b.cols(), kcMax);
         for (int pc = 0; pc < b.rows(); pc += kcMax) {
             int kc = Math.min(kcMax, b.rows() - pc);
             Packing.packB(b, pc, kc, 0, b.cols(), packed.data(), packed.blockOffset(pc, kc, 0));
@@ -214,12 +213,11 @@ public final class Gemm {
             }
             n += w.rows();
         }
-        int size = packedSize(k, n);
+        checkPackedSize(k, n);
         int kcMax = Blocking.DEFAULT.kc();
-        float[] floats = format == PackedMatrix.Format.F32 ? new float[size + PackedMatrix.pad(format, size)] : null;
-        short[] halves = floats == null ? new short[size + PackedMatrix.pad(format, size)] : null;
-        PackedMatrix packed = floats != null ? new PackedMatrix(floats, k, (int) n, kcMax)
-                : new PackedMatrix(halves, format, k, (int) n, kcMax);
+        PackedMatrix packed = PackedMatrix.allocate(format, k, (int) n, kcMax);
+        float[] floats = packed.data();
+        short[] halves = packed.half();
         float[] line = new float[Math.min(kcMax, k)];
         short[] scratch = new short[line.length];
         for (int pc = 0; pc < k; pc += kcMax) {
@@ -233,15 +231,14 @@ public final class Gemm {
         return packed;
     }
 
-    /** Elements of the packed layout of a {@code k x n} matrix, checked against the array size limit. */
-    private static int packedSize(int k, long n) {
+    /** Checks the packed layout of a {@code k x n} matrix, and a pad, against the array size limit. */
+    private static void checkPackedSize(int k, long n) {
         long size = n > Integer.MAX_VALUE ? Long.MAX_VALUE : PackedMatrix.packedSize(k, (int) n);
         long max = Integer.MAX_VALUE - 8 - CacheLines.LINE;
         if (size > max) {
             throw new IllegalArgumentException("b is too large to pack: needs " + size
                     + " elements (rows * cols rounded up to NR), at most " + max);
         }
-        return (int) size;
     }
 
     /** The unpacked-B overload with explicit block sizes; checks arguments like the public one. */

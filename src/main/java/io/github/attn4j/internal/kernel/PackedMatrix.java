@@ -55,13 +55,18 @@ public final class PackedMatrix {
     /** Index of the first element of the packed layout: {@link #pad(Format, long)}. */
     private final int start;
 
-    PackedMatrix(float[] data, int rows, int cols, int kc) {
-        this(data, null, Format.F32, rows, cols, kc, (int) Math.min(Integer.MAX_VALUE, paddedCols(cols)), 0);
-    }
-
-    /** 16-bit panels ({@code format} F16 or BF16) of a {@code rows x cols} matrix packed with depth {@code kc}. */
-    PackedMatrix(short[] half, Format format, int rows, int cols, int kc) {
-        this(null, half, format, rows, cols, kc, (int) Math.min(Integer.MAX_VALUE, paddedCols(cols)), 0);
+    /**
+     * Zeroed panels of {@code format} for a {@code rows x cols} matrix packed with depth
+     * {@code kc}, in an array {@link #pad(Format, long)} elements longer than {@link #packedSize}
+     * (which the caller has checked against the array size limit), to be filled at
+     * {@link #blockOffset} through {@link #data()} or {@link #half()}.
+     */
+    static PackedMatrix allocate(Format format, int rows, int cols, int kc) {
+        long size = packedSize(rows, cols);
+        int length = (int) (size + pad(format, size));
+        int paddedCols = (int) paddedCols(cols);
+        return format == Format.F32 ? new PackedMatrix(new float[length], null, format, rows, cols, kc, paddedCols, 0)
+                : new PackedMatrix(null, new short[length], format, rows, cols, kc, paddedCols, 0);
     }
 
     private PackedMatrix(float[] data, short[] half, Format format, int rows, int cols, int kc, int paddedCols,
