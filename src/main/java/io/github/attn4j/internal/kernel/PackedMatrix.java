@@ -64,7 +64,7 @@ public final class PackedMatrix {
     static PackedMatrix allocate(Format format, int rows, int cols, int kc) {
         long size = packedSize(rows, cols);
         int length = (int) (size + pad(format, size));
-        int paddedCols = (int) paddedCols(cols);
+        int paddedCols = (int) Math.min(Integer.MAX_VALUE, paddedCols(cols));
         return format == Format.F32 ? new PackedMatrix(new float[length], null, format, rows, cols, kc, paddedCols, 0)
                 : new PackedMatrix(null, new short[length], format, rows, cols, kc, paddedCols, 0);
     }
